@@ -1,0 +1,1 @@
+"""Blender glue: registration, panels, menus, preferences, handlers."""

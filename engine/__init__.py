@@ -1,0 +1,1 @@
+"""The bpy-free runtime: imports mujoco and numpy only, never bpy."""

@@ -1,0 +1,1 @@
+"""MJCF/URDF -> Blender objects. MuJoCo's MjSpec does the parsing."""

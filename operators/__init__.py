@@ -1,0 +1,1 @@
+"""bpy.types.Operator classes, kept thin: they call importer, engine and scan."""
