@@ -1,15 +1,20 @@
-"""Registers every class and property of the add-on, and removes them again."""
+"""Registers every class and property of the add-on, and removes them again.
 
-import bpy
+Order matters: property groups before the panels that draw them; unregister
+runs in reverse, so a disable leaves nothing behind.
+"""
 
-CLASSES = []
+from ..components import properties
+from . import panels
+
+MODULES = (properties, panels)
 
 
 def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
+    for module in MODULES:
+        module.register()
 
 
 def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+    for module in reversed(MODULES):
+        module.unregister()

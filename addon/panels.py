@@ -1,0 +1,9 @@
+"""Properties editor panels (filled in below)."""
+
+
+def register():
+    pass
+
+
+def unregister():
+    pass

@@ -1,0 +1,148 @@
+"""The MJCF schema: element kinds and their attributes, as MuJoCo defines them.
+
+The rows live in `schema_table.py`, generated from mujoco's own introspection
+data by `tools/gen_schema.py`; this module gives them types and names. It is
+bpy-free, so the engine and the tools can use it too.
+
+Attribute types (`Attr.type`):
+    float      double (MuJoCo `double` / `mjtNum`), `size` > 0 for a fixed vector
+    float32    C `float`
+    int64      `mjtSize`, a 64-bit count
+    int, bool  as in C; `size` > 0 for a fixed vector
+    enum       one value of MuJoCo enum `Attr.enum`
+    flags      a bit set of MuJoCo enum `Attr.enum`
+    string     text; `size` > 0 for a fixed-length char array
+    ref        the name of another element of kind `Attr.ref`, or, when `ref` is
+               "@field", of the kind the element's own enum `field` selects
+    floatvec, float32vec, intvec, bytes, stringvec, refvec
+               variable-length arrays
+    intvecvec, float32vecvec
+               arrays of arrays (skin vertex ids and weights)
+    keyvalues  string -> string map (plugin configuration)
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass
+from typing import Any
+
+from . import schema_table
+
+MUJOCO_VERSION = schema_table.MUJOCO_VERSION
+ENUMS = schema_table.ENUMS
+
+# Identifiers a bpy PropertyGroup already uses; an attribute of that name gets
+# a trailing underscore as its property name (Python does the same for
+# keywords: mjVisual.global is `global_` in the bindings).
+RESERVED = frozenset({"name", "rna_type", "bl_rna", "id_data", "get", "keys", "values",
+                      "items", "pop", "as_pointer", "path_from_id", "driver_add",
+                      "driver_remove", "keyframe_insert", "keyframe_delete",
+                      "is_property_set", "is_property_hidden", "property_unset",
+                      "type_recast", "bl_rna_get_subclass", "bl_rna_get_subclass_py"})
+
+NUMERIC = frozenset({"float", "float32", "int64"})
+VECTOR_TYPES = frozenset({"floatvec", "float32vec", "intvec", "bytes"})
+NESTED_VECTOR_TYPES = frozenset({"intvecvec", "float32vecvec"})
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One MJCF attribute of an element kind."""
+
+    name: str  # attribute path on the python Mjs object: "friction", "plugin.name"
+    type: str
+    size: int = 0
+    default: Any = None
+    enum: str = ""
+    ref: str = ""
+    spatial: bool = False  # part of the pose: the Blender transform holds it
+    path: str | None = None  # spec-level settings: where the owning struct lives
+    doc: str = ""
+
+    @property
+    def prop(self) -> str:
+        """The Blender property identifier of this attribute."""
+        ident = self.name.replace(".", "_")
+        return ident + "_" if ident in RESERVED or keyword.iskeyword(ident) else ident
+
+    @property
+    def is_vector(self) -> bool:
+        return self.size > 0 and self.type != "string"
+
+    @property
+    def label(self) -> str:
+        return self.name.replace(".", " ").replace("_", " ").title()
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One element kind (MJCF tag) or one block of scene-wide settings."""
+
+    name: str
+    struct: str
+    attrs: tuple[Attr, ...]
+    path: str | None = None  # spec-level settings: python path from the MjSpec
+
+    def attr(self, name: str) -> Attr:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no attribute {name!r}")
+
+    @property
+    def editable(self) -> tuple[Attr, ...]:
+        """The attributes held as properties (the pose is the transform)."""
+        return tuple(a for a in self.attrs if not a.spatial)
+
+
+def _kind(name: str, entry: dict) -> Kind:
+    attrs = tuple(Attr(**row) for row in entry["attrs"])
+    return Kind(name=name, struct=entry["struct"], attrs=attrs, path=entry.get("path"))
+
+
+KINDS: dict[str, Kind] = {name: _kind(name, entry) for name, entry in schema_table.KINDS.items()}
+
+# Where each kind lives in Blender.
+MODEL_SETTINGS = ("compiler", "lengthrange", "option", "size", "statistic",
+                  "visual_global", "visual_quality", "visual_headlight", "visual_map",
+                  "visual_scale", "visual_rgba")
+DATA_KINDS = {"mesh": "Mesh", "hfield": "Mesh", "material": "Material", "texture": "Image"}
+OBJECT_KINDS = ("model", "body", "frame", "joint", "geom", "site", "camera", "light",
+                "flex", "skin", "tendon", "actuator", "sensor", "equality", "pair",
+                "exclude", "key", "numeric", "text", "tuple", "plugin")
+PART_KINDS = ("wrap",)  # held inside another kind's properties (a tendon's path)
+DEFAULT_KINDS = tuple(schema_table.DEFAULT_KINDS)  # what a <default> class can set
+
+# Blender ID type of each referenced kind; everything else is an Object.
+REF_ID_TYPES = {"material": "Material", "mesh": "Mesh", "hfield": "Mesh", "texture": "Image"}
+
+
+def ref_id_type(attr: Attr) -> str | None:
+    """Blender ID type a reference points at; None for a default-class name."""
+    if attr.ref == "default":
+        return None
+    return REF_ID_TYPES.get(attr.ref, "Object")
+
+
+def enum_items(enum: str):
+    """((identifier, label, value, C name), ...) of a MuJoCo enum."""
+    return ENUMS[enum]
+
+
+def enum_value(enum: str, ident: str) -> int:
+    for item in ENUMS[enum]:
+        if item[0] == ident:
+            return item[2]
+    raise ValueError(f"{ident!r} is not a value of {enum}")
+
+
+def enum_ident(enum: str, value: int) -> str:
+    for item in ENUMS[enum]:
+        if item[2] == int(value):
+            return item[0]
+    raise ValueError(f"{int(value)} is not a value of {enum}")
+
+
+def all_kinds() -> tuple[str, ...]:
+    return tuple(KINDS)

@@ -1,0 +1,231 @@
+"""Generic copy between `Mjs*` elements and MJBlend property groups.
+
+Driven entirely by the schema table: no per-attribute code. Spatial
+attributes (pos, quat, alt, fromto, axis, dir) are the Blender transform's
+business; `read_pose` / `write_pose` keep their exact authored values so that
+an untouched element round-trips bit for bit (ARCHITECTURE.md, Precision).
+
+    element_to_props(geom_spec, obj.mujoco.geom, "geom", find=...)
+    props_to_element(obj.mujoco.geom, geom_spec, "geom", name_of=...)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import values
+from .schema import KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind
+
+POSE = "_pose"  # raw ID property: exact authored spatial values
+
+
+def _resolve(obj: Any, name: str) -> tuple[Any, str]:
+    """(owner, leaf attribute) of a dotted python attribute path."""
+    *parents, leaf = name.split(".")
+    for part in parents:
+        obj = getattr(obj, "global_" if part == "global" else part)
+    return obj, leaf
+
+
+def get_attr(element: Any, attr: Attr):
+    owner, leaf = _resolve(element, attr.name)
+    return getattr(owner, leaf)
+
+
+def set_attr(element: Any, attr: Attr, value) -> None:
+    owner, leaf = _resolve(element, attr.name)
+    if attr.type in ("enum", "flags"):
+        current = getattr(owner, leaf)
+        value = int(value) if isinstance(current, int) and not hasattr(current, "name") \
+            else type(current)(int(value))
+    elif attr.type == "string" and attr.size:
+        value = str(value)
+    setattr(owner, leaf, value)
+
+
+# ------------------------------------------------------------- conversions
+
+
+def from_mujoco(attr: Attr, raw):
+    """A value read from an Mjs element, in the plain form values.py stores."""
+    t = attr.type
+    if t in NUMERIC:
+        return tuple(float(v) for v in np.ravel(raw)) if attr.is_vector else float(raw)
+    if t == "int":
+        return tuple(int(v) for v in np.ravel(raw)) if attr.is_vector else int(raw)
+    if t == "bool":
+        return bool(raw)
+    if t in ("enum", "flags"):
+        return int(raw)
+    if t == "string":
+        if raw is None:
+            return ""
+        return raw if isinstance(raw, str) else "".join(raw)
+    if t == "ref":
+        return "" if raw is None else str(getattr(raw, "name", raw))
+    if t in ("refvec", "stringvec"):
+        return [str(v) for v in raw]
+    if t in VECTOR_TYPES:
+        return bytes(raw) if t == "bytes" else list(raw)
+    if t in NESTED_VECTOR_TYPES:
+        return [list(row) for row in raw]
+    if t == "keyvalues":
+        return dict(raw)
+    raise TypeError(f"{attr.name}: unknown type {t}")
+
+
+def to_mujoco(attr: Attr, value):
+    """A stored value in the form the Mjs element's setter takes."""
+    if attr.type in NUMERIC and attr.is_vector:
+        return np.array(value, dtype=float)
+    if attr.type == "int" and attr.is_vector:
+        return np.array(value, dtype=int)
+    return value
+
+
+# ------------------------------------------------------------ group <-> value
+
+
+def read_value(group, attr: Attr, name_of=values.default_name_of,
+               on_missing: Callable[[Attr, str], None] | None = None):
+    t = attr.type
+    if t in NUMERIC:
+        return values.read_float(group, attr)
+    if t in ("int", "bool", "string"):
+        current = getattr(group, attr.prop)
+        return tuple(current) if attr.is_vector else current
+    if t == "enum":
+        return values.read_enum(group, attr)
+    if t == "flags":
+        return values.read_flags(group, attr)
+    if t == "ref":
+        return values.read_ref(group, attr, name_of, on_missing)
+    if t == "refvec":
+        return values.read_refvec(getattr(group, attr.prop), attr, name_of, on_missing)
+    if t == "stringvec":
+        return [item.value for item in getattr(group, attr.prop)]
+    if t in VECTOR_TYPES:
+        return values.read_vector(group, attr)
+    if t in NESTED_VECTOR_TYPES:
+        return values.read_nested_vector(group, attr)
+    if t == "keyvalues":
+        return values.read_keyvalues(group, attr)
+    raise TypeError(f"{attr.name}: unknown type {t}")
+
+
+def write_value(group, attr: Attr, value, find: values.Find | None = None) -> None:
+    t = attr.type
+    if t in NUMERIC:
+        values.write_float(group, attr, value)
+    elif t in ("int", "bool", "string"):
+        setattr(group, attr.prop, value)
+    elif t == "enum":
+        values.write_enum(group, attr, value)
+    elif t == "flags":
+        values.write_flags(group, attr, value)
+    elif t == "ref":
+        values.write_ref(group, attr, value, find)
+    elif t == "refvec":
+        values.write_refvec(getattr(group, attr.prop), attr, value, find)
+    elif t == "stringvec":
+        collection = getattr(group, attr.prop)
+        collection.clear()
+        for text in value:
+            collection.add().value = text
+    elif t in VECTOR_TYPES:
+        values.write_vector(group, attr, value)
+    elif t in NESTED_VECTOR_TYPES:
+        values.write_nested_vector(group, attr, value)
+    elif t == "keyvalues":
+        values.write_keyvalues(group, attr, value)
+    else:
+        raise TypeError(f"{attr.name}: unknown type {t}")
+
+
+# ----------------------------------------------------------- element copies
+
+
+def _kind(kind: str | Kind) -> Kind:
+    return kind if isinstance(kind, Kind) else KINDS[kind]
+
+
+def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None) -> None:
+    """Copy every attribute of `element` into `group`; the pose into `_pose`."""
+    k = _kind(kind)
+    pose = {}
+    for attr in k.attrs:
+        value = from_mujoco(attr, get_attr(element, attr))
+        if attr.spatial:
+            pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
+        else:
+            write_value(group, attr, value, find)
+    if pose:
+        group[POSE] = pose
+
+
+def props_to_element(group, element, kind: str | Kind, name_of=values.default_name_of,
+                     on_missing: Callable[[Attr, str], None] | None = None,
+                     only: set[str] | None = None) -> None:
+    """Copy the attributes held by `group` (all, or the names in `only`) onto `element`."""
+    k = _kind(kind)
+    for attr in k.editable:
+        if only is not None and attr.name not in only:
+            continue
+        value = read_value(group, attr, name_of, on_missing)
+        if attr.type in ("refvec", "stringvec") and not value and not len(get_attr(element, attr)):
+            continue
+        set_attr(element, attr, to_mujoco(attr, value))
+
+
+def read_pose(group, kind: str | Kind) -> dict:
+    """The exact spatial values kept at import: {attribute name: value}."""
+    stored = group.get(POSE)
+    if stored is None:
+        return {}
+    out = {}
+    for attr in _kind(kind).attrs:
+        if attr.spatial and attr.prop in stored:
+            raw = stored[attr.prop]
+            if attr.type == "enum":
+                out[attr.name] = int(raw)
+            else:
+                values_ = [float(v) for v in raw]
+                out[attr.name] = values_ if attr.is_vector else values_[0]
+    return out
+
+
+def write_pose(pose: dict, element, kind: str | Kind) -> None:
+    """Set the spatial attributes of `element` from `read_pose` output."""
+    k = _kind(kind)
+    for name, value in pose.items():
+        attr = k.attr(name)
+        set_attr(element, attr, to_mujoco(attr, value))
+
+
+# ------------------------------------------------------- scene-wide settings
+
+
+def spec_settings(spec, kind: str | Kind, attr: Attr | None = None):
+    """The struct of the spec that holds a settings kind (option, compiler, ...)."""
+    k = _kind(kind)
+    path = attr.path if (attr is not None and attr.path is not None) else k.path
+    obj = spec
+    for part in filter(None, (path or "").split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def settings_to_props(spec, group, kind: str | Kind) -> None:
+    k = _kind(kind)
+    for attr in k.attrs:
+        owner = spec_settings(spec, k, attr)
+        write_value(group, attr, from_mujoco(attr, get_attr(owner, attr)))
+
+
+def props_to_settings(group, spec, kind: str | Kind) -> None:
+    k = _kind(kind)
+    for attr in k.attrs:
+        owner = spec_settings(spec, k, attr)
+        set_attr(owner, attr, to_mujoco(attr, read_value(group, attr)))

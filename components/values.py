@@ -1,0 +1,248 @@
+"""Reading and writing one attribute's value on a Blender property group.
+
+Values here are in MuJoCo's terms: doubles, ints, enum values as ints, flag
+sets as bit masks, references as element names. `spec_io` moves them between
+`Mjs*` elements and property groups; this module hides how each type is kept.
+
+Precision (see ARCHITECTURE.md): `bpy.props` floats are 32-bit, MuJoCo works
+in doubles. Each float attribute therefore also keeps, as raw ID properties,
+the exact double it was given (`_exact`) and what the property read back right
+after (`_seen`). While the property still reads back the same, the exact
+double is the value; once the user edits it, the value is the shortest decimal
+of the float32 they set (typing 0.1 gives 0.1, not 0.10000000149011612).
+Comparing against the read-back, not a recomputed float32, also covers what
+Blender clamps (1e300 becomes FLT_MAX) and NaN, MuJoCo's "not set" marker.
+
+Other raw ID properties, all named with a leading underscore so Blender's
+Custom Properties panel leaves them out:
+    `_own`       the attributes the element sets itself (not from its class)
+    `_ref`       the authored name of each reference, kept so that a
+                 reference whose target was deleted can still be named
+    `_<prop>`    variable-length arrays (exact doubles / int32 / bytes)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .schema import Attr, enum_ident, enum_value
+
+EXACT, SEEN, OWN, REF = "_exact", "_seen", "_own", "_ref"
+
+# find(attr, name) -> Blender ID or None; name_of(id) -> MJCF name;
+# on_missing(attr, name) is called for a reference whose target is gone.
+Find = Callable[[Attr, str], Any]
+NameOf = Callable[[Any], str]
+
+
+def shortest_float32(x: float) -> float:
+    """The shortest decimal that reads back as the same float32, as a double."""
+    return float(str(np.float32(x)))
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _store(group, key: str) -> Any:
+    if key not in group:
+        group[key] = {}
+    return group[key]
+
+
+# ------------------------------------------------------------------ floats
+
+
+def write_float(group, attr: Attr, value) -> None:
+    values = [float(v) for v in np.ravel(value)]
+    setattr(group, attr.prop, values if attr.is_vector else values[0])
+    seen = getattr(group, attr.prop)
+    _store(group, EXACT)[attr.prop] = values
+    _store(group, SEEN)[attr.prop] = list(seen) if attr.is_vector else [seen]
+
+
+def read_float(group, attr: Attr):
+    current = getattr(group, attr.prop)
+    current = list(current) if attr.is_vector else [current]
+    exact = group.get(EXACT, {}).get(attr.prop)
+    seen = group.get(SEEN, {}).get(attr.prop)
+    out = []
+    for i, cur in enumerate(current):
+        if exact is not None and seen is not None and i < len(seen) and _same(cur, seen[i]):
+            out.append(exact[i])
+        else:
+            out.append(shortest_float32(cur))
+    if attr.type == "int64":
+        out = [int(round(v)) for v in out]
+    return tuple(out) if attr.is_vector else out[0]
+
+
+def is_edited(group, attr: Attr) -> bool:
+    """True once a float attribute no longer holds the exact value it was given."""
+    seen = group.get(SEEN, {}).get(attr.prop)
+    current = getattr(group, attr.prop)
+    current = list(current) if attr.is_vector else [current]
+    return seen is None or not all(_same(a, b) for a, b in zip(current, seen))
+
+
+# ------------------------------------------------------------- references
+
+
+def default_name_of(id_block) -> str:
+    props = getattr(id_block, "mujoco", None)
+    return (props.name if props is not None else "") or id_block.name
+
+
+def write_ref(group, attr: Attr, name: str, find: Find | None) -> None:
+    if attr.ref == "default":
+        setattr(group, attr.prop, name or "")
+        return
+    target = find(attr, name) if (find and name) else None
+    setattr(group, attr.prop, target)  # its update callback clears _ref
+    if name:
+        _store(group, REF)[attr.prop] = name
+
+
+def read_ref(group, attr: Attr, name_of: NameOf = default_name_of,
+             on_missing: Callable[[Attr, str], None] | None = None) -> str:
+    if attr.ref == "default":
+        return getattr(group, attr.prop)
+    target = getattr(group, attr.prop)
+    if target is not None:
+        return name_of(target)
+    authored = group.get(REF, {}).get(attr.prop, "")
+    if authored and on_missing is not None:
+        on_missing(attr, authored)
+    return authored
+
+
+def forget_ref(group, prop: str) -> None:
+    """Called when the user sets a reference: the authored name no longer applies."""
+    refs = group.get(REF)
+    if refs is not None and prop in refs:
+        del refs[prop]
+
+
+def write_refvec(collection, attr: Attr, names, find: Find | None) -> None:
+    collection.clear()
+    for name in names:
+        item = collection.add()
+        item.target = find(attr, name) if (find and name) else None
+        item.authored = name or ""
+
+
+def read_refvec(collection, attr: Attr, name_of: NameOf = default_name_of,
+                on_missing: Callable[[Attr, str], None] | None = None) -> list[str]:
+    names = []
+    for item in collection:
+        if item.target is not None:
+            names.append(name_of(item.target))
+            continue
+        if item.authored and on_missing is not None:
+            on_missing(attr, item.authored)
+        names.append(item.authored)
+    return names
+
+
+# ------------------------------------------------------ variable-length data
+
+
+def vector_key(attr: Attr) -> str:
+    return "_" + attr.prop
+
+
+def write_vector(group, attr: Attr, value) -> None:
+    key = vector_key(attr)
+    if attr.type == "bytes":
+        group[key] = bytes(value or b"")
+    elif attr.type == "intvec":
+        group[key] = [int(v) for v in np.ravel(value if value is not None else [])]
+    else:  # floatvec, float32vec: float32 values are exact as doubles
+        group[key] = [float(v) for v in np.ravel(value if value is not None else [])]
+
+
+def read_vector(group, attr: Attr):
+    stored = group.get(vector_key(attr))
+    if attr.type == "bytes":
+        return bytes(stored) if stored is not None else b""
+    if stored is None:
+        return []
+    return [int(v) for v in stored] if attr.type == "intvec" else [float(v) for v in stored]
+
+
+def write_nested_vector(group, attr: Attr, rows) -> None:
+    key = vector_key(attr)
+    rows = [list(r) for r in (rows or [])]
+    cast = int if attr.type == "intvecvec" else float
+    group[key] = [cast(v) for r in rows for v in r]
+    group[key + "_len"] = [len(r) for r in rows]
+
+
+def read_nested_vector(group, attr: Attr):
+    key = vector_key(attr)
+    flat, lengths = list(group.get(key, [])), list(group.get(key + "_len", []))
+    rows, start = [], 0
+    for n in lengths:
+        rows.append(flat[start:start + n])
+        start += n
+    return rows
+
+
+def vector_text(group, attr: Attr) -> str:
+    """The array as MJCF writes it: space-separated numbers."""
+    return " ".join(repr(v) for v in read_vector(group, attr)) if attr.type != "bytes" else ""
+
+
+def set_vector_text(group, attr: Attr, text: str) -> None:
+    parts = text.replace(",", " ").split()
+    cast = int if attr.type == "intvec" else float
+    write_vector(group, attr, [cast(p) for p in parts])
+
+
+# ------------------------------------------------------------------ others
+
+
+def write_enum(group, attr: Attr, value) -> None:
+    setattr(group, attr.prop, enum_ident(attr.enum, int(value)))
+
+
+def read_enum(group, attr: Attr) -> int:
+    return enum_value(attr.enum, getattr(group, attr.prop))
+
+
+def write_flags(group, attr: Attr, mask) -> None:
+    from .schema import enum_items
+
+    mask = int(mask)
+    setattr(group, attr.prop, {i for i, _, v, _ in enum_items(attr.enum) if mask & v})
+
+
+def read_flags(group, attr: Attr) -> int:
+    mask = 0
+    for ident in getattr(group, attr.prop):
+        mask |= enum_value(attr.enum, ident)
+    return mask
+
+
+def write_keyvalues(group, attr: Attr, mapping) -> None:
+    group[vector_key(attr)] = {str(k): str(v) for k, v in dict(mapping or {}).items()}
+
+
+def read_keyvalues(group, attr: Attr) -> dict:
+    stored = group.get(vector_key(attr))
+    return {str(k): str(v) for k, v in stored.items()} if stored is not None else {}
+
+
+# ------------------------------------------------------------ own / class
+
+
+def own(group) -> set[str]:
+    """Attribute names the element sets itself (the rest come from its class)."""
+    return set(group.get(OWN, {}).keys())
+
+
+def set_own(group, names) -> None:
+    group[OWN] = {str(n): 1 for n in names}
