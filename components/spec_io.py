@@ -51,6 +51,8 @@ def set_attr(element: Any, attr: Attr, value) -> None:
 def from_mujoco(attr: Attr, raw):
     """A value read from an Mjs element, in the plain form values.py stores."""
     t = attr.type
+    if raw is None and t in NUMERIC:  # a wrap's coef / divisor where its type has none
+        raw = attr.default if attr.default is not None else 0.0
     if t in NUMERIC:
         return tuple(float(v) for v in np.ravel(raw)) if attr.is_vector else float(raw)
     if t == "int":

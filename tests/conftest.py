@@ -1,0 +1,61 @@
+"""Loads MJBlend into the real `bpy` module, the way Blender loads an add-on.
+
+A symlink named after the manifest id points at the repository root; its
+parent folder goes on sys.path and `addon_utils.enable` does the rest. No
+fake bpy anywhere: these tests run Blender 5.0 itself.
+"""
+
+import os
+import re
+import sys
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/helpers.py
+
+
+def addon_id() -> str:
+    text = open(os.path.join(ROOT, "blender_manifest.toml"), encoding="utf-8").read()
+    return re.search(r'^id\s*=\s*"([^"]+)"', text, re.M).group(1)
+
+
+ADDON = addon_id()
+_LINK_DIR = tempfile.mkdtemp(prefix="mjblend-addons-")
+os.symlink(ROOT, os.path.join(_LINK_DIR, ADDON))
+sys.path.insert(0, _LINK_DIR)
+
+import bpy  # noqa: E402  (after sys.path is ready)
+import addon_utils  # noqa: E402
+
+
+def enable_addon():
+    errors = []
+    module = addon_utils.enable(ADDON, default_set=True, handle_error=errors.append)
+    if errors or module is None:
+        raise RuntimeError(f"enabling {ADDON} failed: {errors}")
+    return module
+
+
+def disable_addon():
+    errors = []
+    addon_utils.disable(ADDON, default_set=True, handle_error=errors.append)
+    if errors:
+        raise RuntimeError(f"disabling {ADDON} failed: {errors}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def addon():
+    """The add-on, enabled for the whole session."""
+    module = enable_addon()
+    yield module
+    if ADDON in bpy.context.preferences.addons:
+        disable_addon()
+
+
+@pytest.fixture
+def clean_scene():
+    """An empty scene (read_homefile keeps add-ons enabled, read_factory_settings does not)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    yield bpy.context.scene

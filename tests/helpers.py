@@ -1,0 +1,135 @@
+"""Shared test helpers: the corpus of real models and fresh MuJoCo elements."""
+
+import csv
+import math
+import os
+
+import mujoco
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+
+
+def corpus_models():
+    """Entry files listed in the corpus's models.tsv (empty when it is absent)."""
+    index = os.path.join(CORPUS, "models.tsv")
+    if not os.path.exists(index):
+        return []
+    with open(index, encoding="utf-8") as fh:
+        return [row["path"] for row in csv.DictReader(fh, delimiter="\t")]
+
+
+def corpus_params():
+    models = corpus_models()
+    if not models:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
+    return [pytest.param(m, id=m.replace("/", ":"), marks=pytest.mark.corpus) for m in models]
+
+
+def load_corpus_spec(path):
+    return mujoco.MjSpec.from_file(os.path.join(CORPUS, path))
+
+
+# kind -> how to make a fresh element of it in a fresh spec
+FRESH = {
+    "body": lambda s: s.worldbody.add_body(),
+    "frame": lambda s: s.worldbody.add_frame(),
+    "joint": lambda s: s.worldbody.add_body().add_joint(),
+    "geom": lambda s: s.worldbody.add_geom(),
+    "site": lambda s: s.worldbody.add_site(),
+    "camera": lambda s: s.worldbody.add_camera(),
+    "light": lambda s: s.worldbody.add_light(),
+    "flex": lambda s: s.add_flex(),
+    "skin": lambda s: s.add_skin(),
+    "mesh": lambda s: s.add_mesh(),
+    "hfield": lambda s: s.add_hfield(),
+    "texture": lambda s: s.add_texture(),
+    "material": lambda s: s.add_material(),
+    "pair": lambda s: s.add_pair(),
+    "exclude": lambda s: s.add_exclude(),
+    "equality": lambda s: s.add_equality(),
+    "tendon": lambda s: s.add_tendon(),
+    "wrap": lambda s: s.add_tendon().wrap_site("s"),
+    "actuator": lambda s: s.add_actuator(),
+    "sensor": lambda s: s.add_sensor(),
+    "numeric": lambda s: s.add_numeric(),
+    "text": lambda s: s.add_text(),
+    "tuple": lambda s: s.add_tuple(),
+    "key": lambda s: s.add_key(),
+    "plugin": lambda s: s.add_plugin(),
+}
+
+# kind -> the spec's list of elements of that kind
+SPEC_LISTS = {
+    "body": "bodies", "frame": "frames", "joint": "joints", "geom": "geoms", "site": "sites",
+    "camera": "cameras", "light": "lights", "flex": "flexes", "skin": "skins",
+    "mesh": "meshes", "hfield": "hfields", "texture": "textures", "material": "materials",
+    "pair": "pairs", "exclude": "excludes", "equality": "equalities", "tendon": "tendons",
+    "actuator": "actuators", "sensor": "sensors", "numeric": "numerics", "text": "texts",
+    "tuple": "tuples", "key": "keys", "plugin": "plugins",
+}
+
+
+_ALIVE = []  # an element is a view into its spec: keep each fresh spec alive
+
+
+def fresh(kind):
+    """A new element of `kind` with MuJoCo's defaults, in a spec of its own."""
+    spec = mujoco.MjSpec()
+    _ALIVE.append(spec)
+    return FRESH[kind](spec)
+
+
+def spec_elements(spec):
+    """(kind, element) for every element of a spec (the world body excluded)."""
+    for kind, listname in SPEC_LISTS.items():
+        for element in getattr(spec, listname):
+            if kind == "body" and element.name == "world":
+                continue
+            yield kind, element
+
+
+def default_classes(spec):
+    """Every default class some element of the spec uses, by name."""
+    names = {"main"}
+    for _, element in spec_elements(spec):
+        cls = getattr(element, "classname", None)
+        if cls is not None:
+            names.add(cls.name)
+        child = getattr(element, "childclass", None)
+        if child:
+            names.add(child)
+    return {name: spec.find_default(name) for name in sorted(names) if spec.find_default(name)}
+
+
+def as_comparable(value):
+    """A value in a form where == is exact (floats compared bit for bit)."""
+    if isinstance(value, (bytes, str, bool, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return ("f", np.float64(value).view(np.uint64).item())
+    if isinstance(value, dict):
+        return {k: as_comparable(v) for k, v in value.items()}
+    if hasattr(value, "name") and hasattr(value, "value"):  # an enum member
+        return int(value)
+    if hasattr(value, "name") and not isinstance(value, str):  # an element
+        return ("element", value.name)
+    arr = list(value)
+    if arr and isinstance(arr[0], (list, tuple)) or (arr and hasattr(arr[0], "__len__")
+                                                    and not isinstance(arr[0], str)):
+        return [as_comparable(list(a)) for a in arr]
+    out = []
+    for v in arr:
+        if isinstance(v, (float, np.floating)):
+            out.append(("f", np.float64(v).view(np.uint64).item()))
+        elif isinstance(v, (int, np.integer)):
+            out.append(int(v))
+        else:
+            out.append(v)
+    return out
+
+
+def isnan(x):
+    return isinstance(x, float) and math.isnan(x)
