@@ -3,8 +3,9 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+GUI_STAMP := $(VENV)/.gui-installed
 
-.PHONY: venv test build lint schema clean
+.PHONY: venv gui-deps test build lint schema clean
 
 venv: $(STAMP)
 
@@ -15,8 +16,15 @@ $(STAMP): requirements-dev.txt
 	$(PY) -m pip install -r requirements-dev.txt
 	touch $(STAMP)
 
+# Debian's blender + Xvfb + xdotool, and mujoco for that Blender's Python.
+gui-deps: $(GUI_STAMP)
+
+$(GUI_STAMP): $(STAMP) tools/install_gui_deps.sh
+	tools/install_gui_deps.sh
+	touch $(GUI_STAMP)
+
 # The whole suite: tests/pytest.ini holds the options.
-test: $(STAMP)
+test: $(STAMP) $(GUI_STAMP)
 	$(PY) -m pytest -c tests/pytest.ini tests
 
 # Installable zips, one per platform, each bundling the mujoco-core wheel.

@@ -1,9 +1,298 @@
-"""Properties editor panels (filled in below)."""
+"""MuJoCo panels of the Properties editor (Object, Mesh data, Material) and of
+the Image editor's sidebar, all drawn from the schema table.
+
+Nothing here names a single attribute: sections are formed by the name
+patterns in SECTIONS, widgets by attribute type.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+
+import bpy
+
+from ..components import values
+from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
+
+# Collapsible sections, first match wins; unmatched attributes stay on top.
+SECTIONS = (
+    ("Plugin", ("plugin.*",)),
+    ("Inertia", ("mass", "density", "inertia", "fullinertia", "ipos", "iquat", "ialt.*",
+                 "typeinertia", "explicitinertial", "gravcomp", "armature", "shellinertia",
+                 "inertia*", "balanceinertia", "boundmass", "boundinertia", "settotalmass")),
+    ("Limits", ("*limited", "*range", "*range[0-9]", "margin", "solref_limit", "solimp_limit",
+                "lengthrange")),
+    ("Contact", ("con*", "priority", "friction", "solmix", "solref", "solimp", "gap",
+                 "adhesion", "surfacevel", "selfcollide", "internal", "activelayers",
+                 "passive", "vertcollide")),
+    ("Appearance", ("rgba", "material", "group", "castshadow", "emission", "specular",
+                    "shininess", "reflectance", "metallic", "roughness", "texrepeat",
+                    "texuniform", "width", "*rgb*", "radius", "flatskin")),
+    ("User Data", ("userdata",)),
+)
+SETTINGS_TITLES = {k: k.replace("_", " ").title() for k in MODEL_SETTINGS}
+MAX_LIST_ROWS = 16
+MAX_TEXT_VALUES = 64
+
+
+def section_of(attr: Attr) -> str:
+    for title, patterns in SECTIONS:
+        if any(fnmatch(attr.name, p) for p in patterns):
+            return title
+    return ""
+
+
+def _section(layout, idname: str, title: str):
+    """A collapsible sub-layout (Blender 4.1+) or, on older Blender, a titled box."""
+    if hasattr(layout, "panel"):
+        header, body = layout.panel(idname, default_closed=True)
+        header.label(text=title)
+        return body
+    box = layout.box()
+    box.label(text=title)
+    return box
+
+
+def model_of(obj):
+    """The model root an object belongs to (its nearest ancestor of kind MODEL)."""
+    while obj is not None:
+        if obj.mujoco.kind == "MODEL":
+            return obj
+        obj = obj.parent
+    return None
+
+
+# ----------------------------------------------------------------- widgets
+
+
+def draw_attr(layout, group, attr: Attr, model=None) -> None:
+    t = attr.type
+    if t in ("refvec", "stringvec"):
+        items = getattr(group, attr.prop)
+        col = layout.column(align=True)
+        col.label(text=f"{attr.label} ({len(items)})")
+        for item in list(items)[:MAX_LIST_ROWS]:
+            if t == "stringvec":
+                col.prop(item, "value", text="")
+            else:
+                row = col.row(align=True)
+                row.prop(item, "target", text="")
+                if item.target is None and item.authored:
+                    row.label(text=f"missing: {item.authored}", icon="ERROR")
+        if len(items) > MAX_LIST_ROWS:
+            col.label(text=f"... {len(items) - MAX_LIST_ROWS} more")
+    elif t in ("floatvec", "float32vec", "intvec"):
+        count = len(values.read_vector(group, attr))
+        if count <= MAX_TEXT_VALUES:
+            layout.prop(group, attr.prop)
+        else:
+            layout.label(text=f"{attr.label}: {count} values")
+    elif t in ("bytes", "intvecvec", "float32vecvec", "keyvalues"):
+        count = getattr(group, attr.prop)
+        layout.label(text=f"{attr.label}: {count} {'bytes' if t == 'bytes' else 'entries'}")
+        if t == "keyvalues":
+            for key, value in values.read_keyvalues(group, attr).items():
+                layout.label(text=f"    {key} = {value}")
+    elif t == "ref" and attr.ref == "default" and model is not None:
+        layout.prop_search(group, attr.prop, model.mujoco.model, "defaults")
+    elif t == "ref":
+        row = layout.row(align=True)
+        row.prop(group, attr.prop)
+        authored = group.get(values.REF, {}).get(attr.prop)
+        if getattr(group, attr.prop) is None and authored:
+            row.label(text=f"missing: {authored}", icon="ERROR")
+    elif t == "flags":
+        layout.label(text=attr.label)
+        layout.grid_flow(columns=2, align=True).prop(group, attr.prop)
+    else:
+        layout.prop(group, attr.prop)
+
+
+def draw_kind(layout, group, kind: str, idprefix: str, model=None) -> None:
+    """Every editable attribute of `kind`, the less common ones in sections."""
+    by_section: dict[str, list[Attr]] = {}
+    for attr in KINDS[kind].editable:
+        by_section.setdefault(section_of(attr), []).append(attr)
+    col = layout.column()
+    col.use_property_split = True
+    col.use_property_decorate = False
+    for attr in by_section.pop("", []):
+        draw_attr(col, group, attr, model)
+    for title, _ in SECTIONS:
+        attrs = by_section.get(title)
+        if not attrs:
+            continue
+        body = _section(layout, f"{idprefix}_{kind}_{title}", title)
+        if body is None:
+            continue
+        body.use_property_split = True
+        body.use_property_decorate = False
+        for attr in attrs:
+            draw_attr(body, group, attr, model)
+
+
+def draw_header(layout, holder, model=None) -> None:
+    col = layout.column()
+    col.use_property_split = True
+    col.use_property_decorate = False
+    col.prop(holder, "kind")
+    if holder.kind == "NONE":
+        return
+    col.prop(holder, "name")
+    if model is not None:
+        col.prop_search(holder, "classname", model.mujoco.model, "defaults")
+    else:
+        col.prop(holder, "classname")
+
+
+# ------------------------------------------------------------------ panels
+
+
+class MJBLEND_UL_default_classes(bpy.types.UIList):
+    bl_idname = "MJBLEND_UL_default_classes"
+
+    def draw_item(self, _context, layout, _data, item, _icon, _active_data, _active_prop, _index=0):
+        row = layout.row()
+        row.prop(item, "name", text="", emboss=False, icon="PRESET")
+        if item.parent:
+            row.label(text=f"< {item.parent}")
+
+
+def draw_model(layout, obj) -> None:
+    model = obj.mujoco.model
+    draw_kind(layout, model, "model", "mjb_model", obj)
+    for kind in MODEL_SETTINGS:
+        body = _section(layout, f"mjb_settings_{kind}", SETTINGS_TITLES[kind])
+        if body is not None:
+            body.use_property_split = True
+            body.use_property_decorate = False
+            for attr in KINDS[kind].editable:
+                draw_attr(body, getattr(model, kind), attr)
+    body = _section(layout, "mjb_default_classes", f"Default Classes ({len(model.defaults)})")
+    if body is None:
+        return
+    body.template_list("MJBLEND_UL_default_classes", "", model, "defaults", model,
+                       "active_default", rows=3)
+    if 0 <= model.active_default < len(model.defaults):
+        item = model.defaults[model.active_default]
+        body.prop(item, "parent")
+        for kind in DEFAULT_KINDS:
+            sub = _section(body, f"mjb_default_{kind}", kind.title())
+            if sub is not None:
+                draw_kind(sub, getattr(item, kind), kind, "mjb_default", obj)
+
+
+def draw_tendon_path(layout, group) -> None:
+    body = _section(layout, "mjb_tendon_path", f"Path ({len(group.path)})")
+    if body is None:
+        return
+    for i, wrap in enumerate(group.path):
+        box = body.box()
+        box.label(text=f"{i}: {wrap.type.lower()}")
+        draw_kind(box, wrap, "wrap", f"mjb_wrap{i}")
+
+
+class MJBLEND_PT_object(bpy.types.Panel):
+    """MJCF element of the active object"""
+
+    bl_label = "MuJoCo"
+    bl_idname = "MJBLEND_PT_object"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "object"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        obj = context.object
+        holder = obj.mujoco
+        model = model_of(obj)
+        draw_header(self.layout, holder, model)
+        if holder.kind == "NONE":
+            self.layout.label(text="Not a MuJoCo element", icon="INFO")
+            return
+        kind = holder.kind.lower()
+        if kind == "model":
+            draw_model(self.layout, obj)
+            return
+        draw_kind(self.layout, getattr(holder, kind), kind, "mjb_object", model)
+        if kind == "tendon":
+            draw_tendon_path(self.layout, holder.tendon)
+
+
+class _DataPanel:
+    """Shared draw of an asset kind held by a datablock (mesh, material, image)."""
+
+    bl_label = "MuJoCo"
+
+    @staticmethod
+    def datablock(context):
+        raise NotImplementedError
+
+    @classmethod
+    def poll(cls, context):
+        return cls.datablock(context) is not None
+
+    def draw(self, context):
+        holder = self.datablock(context).mujoco
+        draw_header(self.layout, holder)
+        if holder.kind != "NONE":
+            kind = holder.kind.lower()
+            draw_kind(self.layout, getattr(holder, kind), kind, f"mjb_{kind}")
+
+
+class MJBLEND_PT_mesh(_DataPanel, bpy.types.Panel):
+    """MJCF mesh or height field asset of this mesh"""
+
+    bl_idname = "MJBLEND_PT_mesh"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "data"
+
+    @staticmethod
+    def datablock(context):
+        return getattr(context, "mesh", None)
+
+
+class MJBLEND_PT_material(_DataPanel, bpy.types.Panel):
+    """MJCF material asset of this material"""
+
+    bl_idname = "MJBLEND_PT_material"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "material"
+
+    @staticmethod
+    def datablock(context):
+        return getattr(context, "material", None)
+
+
+class MJBLEND_PT_image(_DataPanel, bpy.types.Panel):
+    """MJCF texture asset of this image"""
+
+    bl_idname = "MJBLEND_PT_image"
+    bl_space_type = "IMAGE_EDITOR"
+    bl_region_type = "UI"
+    bl_category = "Image"
+
+    @staticmethod
+    def datablock(context):
+        space = getattr(context, "space_data", None)
+        return getattr(space, "image", None)
+
+
+CLASSES = (MJBLEND_UL_default_classes, MJBLEND_PT_object, MJBLEND_PT_mesh,
+           MJBLEND_PT_material, MJBLEND_PT_image)
+assert set(DATA_KINDS.values()) == {"Mesh", "Material", "Image"}  # one panel each
 
 
 def register():
-    pass
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
 
 
 def unregister():
-    pass
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

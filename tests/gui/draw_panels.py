@@ -1,0 +1,215 @@
+"""Runs inside Blender's real user interface (Debian's blender under Xvfb).
+
+Enables MJBlend, makes one element of every kind (filled with MuJoCo's
+defaults through spec_io), shows each in the editor that draws it, forces
+real redraws, and writes to MJBLEND_RESULT which panel draws ran for which
+kind and every exception a draw raised. Blender itself only prints a draw's
+exception; the wrapper below is how the test sees it.
+
+Usage (tests/test_gui_panels.py does this):
+    xvfb-run blender start.blend --python-use-system-env --python draw_panels.py
+"""
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+import addon_utils
+import bpy
+
+RESULT = os.environ["MJBLEND_RESULT"]
+ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
+SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
+report = {"blender": bpy.app.version_string, "drawn": [], "errors": [], "steps": []}
+
+
+def finish(error=None):
+    if error:
+        report["errors"].append(error)
+    with open(RESULT, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=1)
+    bpy.ops.wm.quit_blender()
+
+
+def instrument(panel_classes):
+    """Wrap each panel's draw to record what it drew and what it raised."""
+    for cls in panel_classes:
+        cls.draw = _recording(cls.draw, cls.__name__)
+
+
+def _recording(original, name):
+    # Exactly (self, context): Blender passes as many arguments as the
+    # function declares, so extra defaulted parameters would crash it.
+    def draw(self, context):
+        subject = _subject(context, name)
+        try:
+            original(self, context)
+            report["drawn"].append([name, subject])
+        except Exception:
+            report["errors"].append(f"{name} on {subject}: {traceback.format_exc()}")
+            raise
+    return draw
+
+
+def _subject(context, panel):
+    if panel == "MJBLEND_PT_object":
+        return context.object.mujoco.kind if context.object else ""
+    if panel == "MJBLEND_PT_mesh":
+        return context.mesh.mujoco.kind if getattr(context, "mesh", None) else ""
+    if panel == "MJBLEND_PT_material":
+        return context.material.mujoco.kind if getattr(context, "material", None) else ""
+    image = getattr(context.space_data, "image", None)
+    return image.mujoco.kind if image else ""
+
+
+def build_scene():
+    import mujoco
+
+    spec_io = importlib.import_module(ADDON + ".components.spec_io")
+    schema = importlib.import_module(ADDON + ".components.schema")
+    spec = mujoco.MjSpec()
+    makers = {
+        "body": lambda: spec.worldbody.add_body(), "frame": lambda: spec.worldbody.add_frame(),
+        "joint": lambda: spec.worldbody.add_body().add_joint(),
+        "geom": lambda: spec.worldbody.add_geom(), "site": lambda: spec.worldbody.add_site(),
+        "camera": lambda: spec.worldbody.add_camera(), "light": lambda: spec.worldbody.add_light(),
+    }
+    scene = bpy.context.scene
+    root = bpy.data.objects.new("model", None)
+    scene.collection.objects.link(root)
+    root.mujoco.kind = "MODEL"
+    for kind in schema.MODEL_SETTINGS:
+        spec_io.settings_to_props(spec, getattr(root.mujoco.model, kind), kind)
+    item = root.mujoco.model.defaults.add()
+    item.name = "main"
+    for kind in schema.DEFAULT_KINDS:
+        spec_io.element_to_props(getattr(spec.default, kind), getattr(item, kind), kind)
+    objects = {"MODEL": root}
+    for kind in schema.OBJECT_KINDS:
+        if kind == "model":
+            continue
+        element = makers.get(kind, lambda: getattr(spec, "add_" + kind)())()
+        obj = bpy.data.objects.new(kind, None)
+        scene.collection.objects.link(obj)
+        obj.parent = root
+        obj.mujoco.kind = kind.upper()
+        obj.mujoco.name = kind
+        spec_io.element_to_props(element, getattr(obj.mujoco, kind), kind)
+        if kind == "tendon":
+            wrap = obj.mujoco.tendon.path.add()
+            spec_io.element_to_props(element.wrap_site("s"), wrap, "wrap")
+        objects[kind.upper()] = obj
+    mesh = bpy.data.meshes.new("mesh")
+    mesh.mujoco.kind = "MESH"
+    spec_io.element_to_props(spec.add_mesh(), mesh.mujoco.mesh, "mesh")
+    hfield = bpy.data.meshes.new("hfield")
+    hfield.mujoco.kind = "HFIELD"
+    spec_io.element_to_props(spec.add_hfield(), hfield.mujoco.hfield, "hfield")
+    material = bpy.data.materials.new("material")
+    material.mujoco.kind = "MATERIAL"
+    spec_io.element_to_props(spec.add_material(), material.mujoco.material, "material")
+    image = bpy.data.images.new("texture", 4, 4)
+    image.mujoco.kind = "TEXTURE"
+    spec_io.element_to_props(spec.add_texture(), image.mujoco.texture, "texture")
+    for name, data in (("mesh_geom", mesh), ("hfield_geom", hfield)):
+        obj = bpy.data.objects.new(name, data)
+        scene.collection.objects.link(obj)
+        obj.data.materials.append(material)
+        objects[name] = obj
+    return objects, image
+
+
+def properties_area():
+    window = bpy.context.window_manager.windows[0]
+    area = max((a for a in window.screen.areas if a.type == "PROPERTIES"),
+               key=lambda a: a.width * a.height)
+    return window, area
+
+
+def show_steps(objects, image, window, area):
+    """Each step changes what the editor shows; Blender redraws between steps."""
+    view_layer = bpy.context.view_layer
+
+    def show(obj, ctx):
+        def step():
+            view_layer.objects.active = obj
+            area.spaces.active.context = ctx
+            report["steps"].append([obj.name, ctx])
+        return step
+
+    for obj in objects.values():
+        for ctx in ["OBJECT"] + (["DATA", "MATERIAL"] if obj.type == "MESH" else []):
+            yield show(obj, ctx)
+
+    big = max(window.screen.areas, key=lambda a: a.width * a.height)  # the 3D view
+
+    def image_editor():  # textures are drawn in the Image editor's sidebar
+        big.type = "IMAGE_EDITOR"
+    yield image_editor
+
+    def show_image():
+        big.spaces.active.image = image
+        big.spaces.active.show_region_ui = True
+        report["steps"].append([image.name, "IMAGE_EDITOR"])
+    yield show_image
+
+    def image_tab():
+        # The sidebar opens on its Tool tab and Blender 3.4 has no Python API
+        # for the active tab: click the "Image" tab (second from the top of
+        # the tab strip at the area's right edge), as a user would.
+        top = window.height - (big.y + big.height)  # X11 y grows downwards
+        x, y = big.x + big.width - 14, top + 100
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+    yield image_tab
+    yield lambda: None
+    yield lambda: None
+
+    def enlarge():  # a big Properties editor for the picture
+        big.type = "PROPERTIES"
+    yield enlarge
+
+    def show_model():
+        big.spaces.active.context = "OBJECT"
+        view_layer.objects.active = objects["MODEL"]
+    yield show_model
+    yield lambda: None
+
+    def screenshot():
+        if SCREENSHOT:
+            with bpy.context.temp_override(window=window, area=big):
+                bpy.ops.screen.screenshot_area(filepath=SCREENSHOT)
+    yield screenshot
+
+
+_steps = None
+
+
+def run():
+    """Timer callback: set up once, then one display step per call."""
+    global _steps
+    try:
+        if _steps is None:
+            addon_utils.enable(ADDON, default_set=True,
+                               handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
+            panels = importlib.import_module(ADDON + ".addon.panels")
+            instrument([c for c in panels.CLASSES if issubclass(c, bpy.types.Panel)])
+            objects, image = build_scene()
+            window, area = properties_area()
+            _steps = show_steps(objects, image, window, area)
+        step = next(_steps, None)
+        if step is None:
+            finish()
+            return None
+        step()
+        for area in bpy.context.window_manager.windows[0].screen.areas:
+            area.tag_redraw()
+        return 0.3
+    except Exception:
+        finish(traceback.format_exc())
+        return None
+
+
+bpy.app.timers.register(run, first_interval=1.0)
