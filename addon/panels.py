@@ -139,6 +139,8 @@ def draw_header(layout, holder, model=None) -> None:
     if holder.kind == "NONE":
         return
     col.prop(holder, "name")
+    if holder.kind == "MODEL":
+        return  # a model has no class; its classes are listed below
     if model is not None:
         col.prop_search(holder, "classname", model.mujoco.model, "defaults")
     else:

@@ -171,10 +171,10 @@ def show_steps(objects, image, window, area):
         big.type = "PROPERTIES"
     yield enlarge
 
-    def show_model():
+    def show_geom():  # the picture: a geom, its sections below its transform
         big.spaces.active.context = "OBJECT"
-        view_layer.objects.active = objects["MODEL"]
-    yield show_model
+        view_layer.objects.active = objects["GEOM"]
+    yield show_geom
     yield lambda: None
 
     def screenshot():
