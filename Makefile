@@ -31,6 +31,12 @@ test: $(STAMP) $(GUI_STAMP)
 build: $(STAMP)
 	$(PY) tools/build_extension.py
 
+# Style and obvious bugs (config in pyproject.toml); the schema must be current.
+lint: $(STAMP)
+	$(PY) -m pip install --quiet -r requirements-lint.txt
+	$(VENV)/bin/ruff check .
+	$(PY) tools/gen_schema.py --check
+
 # Regenerate components/schema_table.py from the installed mujoco.
 schema: $(STAMP)
 	$(PY) tools/gen_schema.py

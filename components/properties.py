@@ -211,8 +211,8 @@ def register():
     for cls in built.ordered:
         bpy.utils.register_class(cls)
     for id_type, holder in built.holders.items():
-        setattr(getattr(bpy.types, id_type), "mujoco",
-                PointerProperty(type=holder, name="MuJoCo", description="MuJoCo element"))
+        getattr(bpy.types, id_type).mujoco = PointerProperty(
+            type=holder, name="MuJoCo", description="MuJoCo element")
 
 
 def unregister():

@@ -85,7 +85,7 @@ def is_edited(group, attr: Attr) -> bool:
     seen = group.get(SEEN, {}).get(attr.prop)
     current = getattr(group, attr.prop)
     current = list(current) if attr.is_vector else [current]
-    return seen is None or not all(_same(a, b) for a, b in zip(current, seen))
+    return seen is None or not all(_same(a, b) for a, b in zip(current, seen, strict=False))
 
 
 # ------------------------------------------------------------- references

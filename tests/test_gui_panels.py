@@ -18,7 +18,8 @@ def test_every_panel_draws_for_every_kind(tmp_path):
     proc = run_gui_script(os.path.join(HERE, "gui", "draw_panels.py"), tmp_path,
                           env={"MJBLEND_RESULT": str(result_file),
                                "MJBLEND_SCREENSHOT": str(picture)})
-    assert result_file.exists(), f"Blender ended without a result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert result_file.exists(), \
+        f"Blender ended without a result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     report = json.loads(result_file.read_text())
     assert report["errors"] == []
     drawn = {tuple(d) for d in report["drawn"]}

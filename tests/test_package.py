@@ -63,7 +63,8 @@ def run(cmd, **kwargs):
 
 def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     dist = tmp_path / "dist"
-    run([sys.executable, ROOT / "tools" / "build_extension.py", "--platform", "linux-x64", "--output-dir", dist])
+    run([sys.executable, ROOT / "tools" / "build_extension.py",
+         "--platform", "linux-x64", "--output-dir", dist])
     (zip_path,) = dist.glob("mjblend-*-linux_x64.zip")
     run([sys.executable, BLENDER_EXT, "validate", zip_path])
 

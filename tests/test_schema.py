@@ -68,7 +68,7 @@ def test_table_defaults_are_mujocos_defaults(kind):
 def test_enums_match_mujoco():
     for name, members in schema.ENUMS.items():
         enum_class = getattr(mujoco, name)
-        for ident, label, value, cname in members:
+        for ident, _label, value, cname in members:
             assert int(getattr(enum_class, cname)) == value, cname
             assert cname.endswith("_" + ident) or cname == ident
 

@@ -322,3 +322,12 @@ def test_references_follow_renames_and_report_deleted_targets(clean_scene):
     missing.clear()
     spec_io.props_to_element(group, copy, "actuator", on_missing=lambda a, n: missing.append(n))
     assert missing == []
+
+
+def test_which_attributes_the_element_sets_itself_is_kept(clean_scene, tmp_path):
+    group, handle = new_holder("geom", "geom")
+    group.friction = (0.5, 0.01, 0.001)
+    assert values.own(group) == set()
+    values.set_own(group, {"friction", "rgba"})
+    save_and_reload(tmp_path)
+    assert values.own(find_holder("geom", handle)) == {"friction", "rgba"}

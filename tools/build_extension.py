@@ -65,7 +65,8 @@ def pinned_mujoco_version() -> str:
 
 def wheel_fits(wheel: str, platform: str) -> bool:
     os_name, arch = platform.split("-")
-    tags = wheel.removesuffix(".whl").split("-")[-1].split(".")  # e.g. manylinux_2_27_x86_64.manylinux_2_28_x86_64
+    # e.g. manylinux_2_27_x86_64.manylinux_2_28_x86_64
+    tags = wheel.removesuffix(".whl").split("-")[-1].split(".")
     return any(t.startswith(_WHEEL_OS[os_name]) and t.endswith(_WHEEL_ARCH[arch]) for t in tags)
 
 
@@ -130,7 +131,8 @@ def check_zip(zip_path: Path) -> None:
     if not expected:
         problems.append(f"bundles no wheel for {generated['platforms']}")
     problems += [f"misses {w}" for w in sorted(expected - names)]
-    problems += [f"has unexpected wheel {n}" for n in sorted(names) if n.endswith(".whl") and n not in expected]
+    problems += [f"has unexpected wheel {n}" for n in sorted(names)
+                 if n.endswith(".whl") and n not in expected]
     if problems:
         raise BuildError(f"{zip_path.name}: " + "; ".join(problems))
 

@@ -98,7 +98,8 @@ PYTHON_STRUCTURE = {"id", "name", "classname", "parent", "frame", "compiler", "s
                     "bodies", "frames", "geoms", "joints", "sites", "cameras", "lights",
                     "path"}
 PYTHON_ONLY_ATTRIBUTES = {
-    ("wrap", "target"): {"type": "ref", "ref": "@type", "doc": "wrapped object (site, geom, joint) or the pulley"},
+    ("wrap", "target"): {"type": "ref", "ref": "@type",
+                         "doc": "wrapped object (site, geom, joint) or the pulley"},
     ("wrap", "sidesite"): {"type": "ref", "ref": "site", "doc": "side site for geom wrapping"},
     ("wrap", "coef"): {"type": "float", "default": 1.0, "doc": "joint coefficient in a fixed tendon"},
     ("wrap", "divisor"): {"type": "float", "default": 1.0, "doc": "pulley divisor"},

@@ -14,7 +14,6 @@ import importlib
 import json
 import os
 import subprocess
-import sys
 import traceback
 
 import addon_utils
@@ -91,7 +90,7 @@ def build_scene():
     for kind in schema.OBJECT_KINDS:
         if kind == "model":
             continue
-        element = makers.get(kind, lambda: getattr(spec, "add_" + kind)())()
+        element = makers[kind]() if kind in makers else getattr(spec, "add_" + kind)()
         obj = bpy.data.objects.new(kind, None)
         scene.collection.objects.link(obj)
         obj.parent = root
