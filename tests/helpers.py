@@ -1,6 +1,7 @@
 """Shared test helpers: the corpus of real models and fresh MuJoCo elements."""
 
 import csv
+import importlib.util
 import math
 import os
 
@@ -32,34 +33,17 @@ def load_corpus_spec(path):
     return mujoco.MjSpec.from_file(os.path.join(CORPUS, path))
 
 
-# kind -> how to make a fresh element of it in a fresh spec
-FRESH = {
-    "body": lambda s: s.worldbody.add_body(),
-    "frame": lambda s: s.worldbody.add_frame(),
-    "joint": lambda s: s.worldbody.add_body().add_joint(),
-    "geom": lambda s: s.worldbody.add_geom(),
-    "site": lambda s: s.worldbody.add_site(),
-    "camera": lambda s: s.worldbody.add_camera(),
-    "light": lambda s: s.worldbody.add_light(),
-    "flex": lambda s: s.add_flex(),
-    "skin": lambda s: s.add_skin(),
-    "mesh": lambda s: s.add_mesh(),
-    "hfield": lambda s: s.add_hfield(),
-    "texture": lambda s: s.add_texture(),
-    "material": lambda s: s.add_material(),
-    "pair": lambda s: s.add_pair(),
-    "exclude": lambda s: s.add_exclude(),
-    "equality": lambda s: s.add_equality(),
-    "tendon": lambda s: s.add_tendon(),
-    "wrap": lambda s: s.add_tendon().wrap_site("s"),
-    "actuator": lambda s: s.add_actuator(),
-    "sensor": lambda s: s.add_sensor(),
-    "numeric": lambda s: s.add_numeric(),
-    "text": lambda s: s.add_text(),
-    "tuple": lambda s: s.add_tuple(),
-    "key": lambda s: s.add_key(),
-    "plugin": lambda s: s.add_plugin(),
-}
+def load_tool(name):
+    """A module of tools/ (not a package), e.g. the schema generator."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen_schema = load_tool("gen_schema")
+# kind -> how to make a fresh element of it in a given spec (the generator's own makers)
+FRESH = {kind: entry[1] for kind, entry in gen_schema.ELEMENT_KINDS.items()}
 
 # kind -> the spec's list of elements of that kind
 SPEC_LISTS = {

@@ -1,20 +1,15 @@
 """The schema table is mujoco's own, complete and up to date."""
 
 import difflib
-import importlib.util
 import os
 
 import bpy
 import mujoco
 import pytest
-from helpers import ROOT, as_comparable, fresh
+from helpers import ROOT, as_comparable, fresh, gen_schema
 
 from mjblend.components import schema, spec_io
 from mjblend.components.schema import KINDS
-
-spec = importlib.util.spec_from_file_location("gen_schema", os.path.join(ROOT, "tools", "gen_schema.py"))
-gen_schema = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gen_schema)
 
 ISSUE_KINDS = {  # the Mjs classes the foundation issue names, and the spec-level blocks
     "body", "joint", "geom", "site", "camera", "light", "frame", "actuator", "sensor",

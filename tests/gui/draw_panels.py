@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import subprocess
+import sys
 import traceback
 
 import addon_utils
@@ -70,12 +71,9 @@ def build_scene():
     spec_io = importlib.import_module(ADDON + ".components.spec_io")
     schema = importlib.import_module(ADDON + ".components.schema")
     spec = mujoco.MjSpec()
-    makers = {
-        "body": lambda: spec.worldbody.add_body(), "frame": lambda: spec.worldbody.add_frame(),
-        "joint": lambda: spec.worldbody.add_body().add_joint(),
-        "geom": lambda: spec.worldbody.add_geom(), "site": lambda: spec.worldbody.add_site(),
-        "camera": lambda: spec.worldbody.add_camera(), "light": lambda: spec.worldbody.add_light(),
-    }
+    tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+    sys.path.insert(0, tools)
+    makers = importlib.import_module("gen_schema").ELEMENT_KINDS  # kind -> (struct, maker, docs)
     scene = bpy.context.scene
     root = bpy.data.objects.new("model", None)
     scene.collection.objects.link(root)
@@ -90,7 +88,7 @@ def build_scene():
     for kind in schema.OBJECT_KINDS:
         if kind == "model":
             continue
-        element = makers[kind]() if kind in makers else getattr(spec, "add_" + kind)()
+        element = makers[kind][1](spec)
         obj = bpy.data.objects.new(kind, None)
         scene.collection.objects.link(obj)
         obj.parent = root
