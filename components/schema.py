@@ -58,6 +58,7 @@ class Attr:
     ref: str = ""
     spatial: bool = False  # part of the pose: the Blender transform holds it
     path: str | None = None  # spec-level settings: where the owning struct lives
+    xml: str = ""  # the MJCF attribute name, where it differs from `name`
     doc: str = ""
 
     @property
@@ -72,7 +73,8 @@ class Attr:
 
     @property
     def label(self) -> str:
-        return self.name.replace(".", " ").replace("_", " ").title()
+        """What a user of MJCF knows the attribute as ("Mesh", not "Meshname")."""
+        return (self.xml or self.name.split(".")[-1]).replace("_", " ").title()
 
 
 @dataclass(frozen=True)

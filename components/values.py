@@ -197,9 +197,16 @@ def vector_text(group, attr: Attr) -> str:
 
 
 def set_vector_text(group, attr: Attr, text: str) -> None:
-    parts = text.replace(",", " ").split()
     cast = int if attr.type == "intvec" else float
-    write_vector(group, attr, [cast(p) for p in parts])
+    numbers = []
+    for part in text.replace(",", " ").split():
+        try:
+            numbers.append(cast(part))
+        except ValueError:
+            kind = "an integer" if cast is int else "a number"
+            raise ValueError(f"{attr.label}: {part!r} is not {kind}; "
+                             "write values separated by spaces, as in MJCF") from None
+    write_vector(group, attr, numbers)
 
 
 # ------------------------------------------------------------------ others

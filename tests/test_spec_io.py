@@ -331,3 +331,13 @@ def test_which_attributes_the_element_sets_itself_is_kept(clean_scene, tmp_path)
     values.set_own(group, {"friction", "rgba"})
     save_and_reload(tmp_path)
     assert values.own(find_holder("geom", handle)) == {"friction", "rgba"}
+
+
+def test_arrays_edit_as_mjcf_text(clean_scene):
+    group, _ = new_holder("key", "key")
+    group.qpos = "0 1.5  -2e-3"
+    assert spec_io.read_value(group, KINDS["key"].attr("qpos")) == [0.0, 1.5, -0.002]
+    assert group.qpos == "0.0 1.5 -0.002"
+    with pytest.raises(ValueError, match="'abc' is not a number"):
+        values.set_vector_text(group, KINDS["key"].attr("qpos"), "1 abc")
+    assert group.qpos == "0.0 1.5 -0.002"  # a bad edit changes nothing

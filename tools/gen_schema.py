@@ -226,6 +226,7 @@ def clean_rst(text: str) -> str:
 
 
 def find_doc(docs, patterns, field):
+    """(tooltip, XML attribute name) from the reference, or None."""
     leaf = field.split(".")[-1]
     if "." in field and leaf in ("type", "name", "active"):
         return None  # a nested struct's bookkeeping, not the element's own "type"
@@ -235,7 +236,7 @@ def find_doc(docs, patterns, field):
     for pattern in patterns:
         for cand in filter(None, candidates):
             for anchor in fnmatch.filter(anchors, f"{pattern}-{cand}"):
-                return docs[anchor][1]
+                return docs[anchor][1], docs[anchor][0]
     return None
 
 
@@ -307,7 +308,9 @@ def make_attr(kind, struct, field, prefix, sample, patterns, docs):
         literal = to_literal(default_value(sample, _pyname(name)), row["type"], row.get("enum"))
         if literal not in (None, "", ()):
             row["default"] = literal
-    doc = find_doc(docs, patterns, name) or ""
+    doc, xml = find_doc(docs, patterns, name) or ("", "")
+    if xml and xml != name:
+        row["xml"] = xml
     if len(doc) < 30 and doc.startswith("See "):
         doc = ""  # a bare cross-reference ("See CUser.") says less than the C comment
     row["doc"] = doc or (field.doc or "").strip()
@@ -345,8 +348,9 @@ def build_table():
         rows = kind_rows(kind, struct, patterns, docs, sample)
         for (k, name), extra in PYTHON_ONLY_ATTRIBUTES.items():
             if k == kind:
-                rows.append({"name": name, **extra,
-                             "doc": find_doc(docs, patterns, name) or extra["doc"]})
+                doc, xml = find_doc(docs, patterns, name) or (extra["doc"], "")
+                rows.append({"name": name, **extra, **({"xml": xml} if xml and xml != name else {}),
+                             "doc": doc})
         table[kind] = {"struct": struct, "attrs": rows}
     for kind, (struct, path, only, patterns) in MODEL_KINDS.items():
         spec = mujoco.MjSpec()
