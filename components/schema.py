@@ -120,6 +120,23 @@ DEFAULT_KINDS = tuple(schema_table.DEFAULT_KINDS)  # what a <default> class can 
 REF_ID_TYPES = {"material": "Material", "mesh": "Mesh", "hfield": "Mesh", "texture": "Image"}
 
 
+# Kinds whose names differ from the enum identifier that selects them.
+_SELECTED_KINDS = {"XBODY": "body", "DOF": "joint", "JOINTINPARENT": "joint",
+                   "SLIDERCRANK": "site", "SPHERE": "geom", "CYLINDER": "geom"}
+
+
+def referenced_kind(attr: Attr, selector: str | None = None) -> str | None:
+    """The kind a reference names. For an "@field" reference, `selector` is the
+    identifier of the element's own enum `field` (an actuator's trntype "JOINT",
+    a sensor's objtype "SITE"); None when that selects no element kind."""
+    if not attr.ref.startswith("@"):
+        return attr.ref
+    if selector is None:
+        return None
+    kind = _SELECTED_KINDS.get(selector, selector.lower())
+    return kind if kind in KINDS else None
+
+
 def ref_id_type(attr: Attr) -> str | None:
     """Blender ID type a reference points at; None for a default-class name."""
     if attr.ref == "default":

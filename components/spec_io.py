@@ -16,7 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import values
-from .schema import KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind
+from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind, enum_ident,
+                     referenced_kind)
 
 POSE = "_pose"  # raw ID property: exact authored spatial values
 
@@ -117,7 +118,10 @@ def read_value(group, attr: Attr, name_of=values.default_name_of,
     raise TypeError(f"{attr.name}: unknown type {t}")
 
 
-def write_value(group, attr: Attr, value, find: values.Find | None = None) -> None:
+def write_value(group, attr: Attr, value, find: values.Find | None = None,
+                element=None, kind: str | Kind | None = None) -> None:
+    """Store `value` in `group`. `element`/`kind` say, for a reference chosen by
+    one of the element's enums (an actuator's target), what kind it names."""
     t = attr.type
     if t in NUMERIC:
         values.write_float(group, attr, value)
@@ -128,9 +132,10 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None) -> No
     elif t == "flags":
         values.write_flags(group, attr, value)
     elif t == "ref":
-        values.write_ref(group, attr, value, find)
+        values.write_ref(group, attr, value, find, _target_kinds(attr, element, kind))
     elif t == "refvec":
-        values.write_refvec(getattr(group, attr.prop), attr, value, find)
+        values.write_refvec(getattr(group, attr.prop), attr, value, find,
+                            _target_kinds(attr, element, kind))
     elif t == "stringvec":
         collection = getattr(group, attr.prop)
         collection.clear()
@@ -144,6 +149,26 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None) -> No
         values.write_keyvalues(group, attr, value)
     else:
         raise TypeError(f"{attr.name}: unknown type {t}")
+
+
+def _target_kinds(attr: Attr, element, kind):
+    """Kind (or per-item kinds) a reference names, read off the element's selector enum."""
+    if not attr.ref.startswith("@"):
+        return attr.ref
+    if element is None or kind is None:
+        return None
+    selector = _kind(kind).attr(attr.ref[1:])
+    raw = get_attr(element, selector)
+    if selector.type == "intvec":  # a tuple's objtype: one mjtObj per item
+        return [referenced_kind(attr, _ident("mjtObj", v)) for v in raw]
+    return referenced_kind(attr, _ident(selector.enum, raw))
+
+
+def _ident(enum: str, value) -> str | None:
+    try:
+        return enum_ident(enum, int(value))
+    except ValueError:
+        return None
 
 
 # ----------------------------------------------------------- element copies
@@ -162,7 +187,7 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
         if attr.spatial:
             pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
         else:
-            write_value(group, attr, value, find)
+            write_value(group, attr, value, find, element, k)
     if pose:
         group[POSE] = pose
 

@@ -32,9 +32,9 @@ from .schema import Attr, enum_ident, enum_value
 
 EXACT, SEEN, OWN, REF = "_exact", "_seen", "_own", "_ref"
 
-# find(attr, name) -> Blender ID or None; name_of(id) -> MJCF name;
+# find(kind, name) -> Blender ID or None (kind None: unknown); name_of(id) -> MJCF name;
 # on_missing(attr, name) is called for a reference whose target is gone.
-Find = Callable[[Attr, str], Any]
+Find = Callable[[Any, str], Any]
 NameOf = Callable[[Any], str]
 
 
@@ -96,11 +96,12 @@ def default_name_of(id_block) -> str:
     return (props.name if props is not None else "") or id_block.name
 
 
-def write_ref(group, attr: Attr, name: str, find: Find | None) -> None:
+def write_ref(group, attr: Attr, name: str, find: Find | None, kind: str | None = None) -> None:
+    """Point at the element `name` of `kind` (see schema.referenced_kind)."""
     if attr.ref == "default":
         setattr(group, attr.prop, name or "")
         return
-    target = find(attr, name) if (find and name) else None
+    target = find(kind, name) if (find and name) else None
     setattr(group, attr.prop, target)  # its update callback clears _ref
     if name:
         _store(group, REF)[attr.prop] = name
@@ -126,11 +127,13 @@ def forget_ref(group, prop: str) -> None:
         del refs[prop]
 
 
-def write_refvec(collection, attr: Attr, names, find: Find | None) -> None:
+def write_refvec(collection, attr: Attr, names, find: Find | None, kinds=None) -> None:
+    """`kinds`: the kind of each name (one kind for all, or a list)."""
     collection.clear()
-    for name in names:
+    for i, name in enumerate(names):
+        kind = kinds[i] if isinstance(kinds, (list, tuple)) else kinds
         item = collection.add()
-        item.target = find(attr, name) if (find and name) else None
+        item.target = find(kind, name) if (find and name) else None
         item.authored = name or ""
 
 

@@ -296,11 +296,13 @@ def test_references_follow_renames_and_report_deleted_targets(clean_scene):
     joint_obj.mujoco.name = "shoulder"
     actuator = spec.add_actuator()
     actuator.target = "shoulder"
+    actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
     group, _ = new_holder("actuator", "motor")
 
-    def find(attr, name):
+    def find(kind, name):
+        assert kind == "joint"  # chosen by the actuator's trntype
         for obj in bpy.data.objects:
-            if obj.mujoco.name == name:
+            if obj.mujoco.name == name and obj.mujoco.kind == kind.upper():
                 return obj
         return None
 

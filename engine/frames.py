@@ -1,0 +1,112 @@
+"""The one place that converts poses between MuJoCo and Blender.
+
+Both are right-handed, Z-up, metres, and write quaternions (w, x, y, z): the
+axis conversion is the identity. What differs is which local axis an object
+"points" along:
+
+- a joint object's local +Z is the joint axis (Blender's single-arrow empty
+  points along +Z);
+- a light object shines along its local -Z, as Blender lights do; MuJoCo's
+  light `dir` is that direction;
+- a camera looks along -Z with +Y up in both.
+
+Orientation alternatives (euler, axisangle, xyaxes, zaxis) are resolved the
+way MuJoCo's compiler resolves them, with MuJoCo's own math functions.
+bpy-free.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+# mjtOrientation values
+QUAT, AXISANGLE, XYAXES, ZAXIS, EULER = (int(mujoco.mjtOrientation.mjORIENTATION_QUAT),
+                                         int(mujoco.mjtOrientation.mjORIENTATION_AXISANGLE),
+                                         int(mujoco.mjtOrientation.mjORIENTATION_XYAXES),
+                                         int(mujoco.mjtOrientation.mjORIENTATION_ZAXIS),
+                                         int(mujoco.mjtOrientation.mjORIENTATION_EULER))
+
+
+def normalized(v) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    n = np.linalg.norm(v)
+    return v / n if n > 0 else v
+
+
+def quat_z_to(vec) -> np.ndarray:
+    """The minimal rotation taking +Z to `vec` (MuJoCo's mju_quatZ2Vec)."""
+    quat = np.zeros(4)
+    mujoco.mju_quatZ2Vec(quat, np.asarray(vec, dtype=float))
+    return quat
+
+
+def resolve_orientation(quat, alt, degree: bool, eulerseq: str) -> np.ndarray:
+    """The quaternion an element's orientation stands for.
+
+    `alt` is the element's MjsOrientation; `degree` and `eulerseq` are the
+    model's compiler settings, as MuJoCo's compiler uses them.
+    """
+    kind = int(alt.type)
+    if kind == QUAT:
+        return normalized(quat)
+    if kind == AXISANGLE:
+        axis, angle = normalized(alt.axisangle[:3]), float(alt.axisangle[3])
+        if degree:
+            angle = math.radians(angle)
+        return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
+    if kind == XYAXES:
+        x = normalized(alt.xyaxes[:3])
+        y = normalized(np.asarray(alt.xyaxes[3:]) - x * np.dot(x, alt.xyaxes[3:]))
+        z = normalized(np.cross(x, y))
+        out = np.zeros(4)
+        mujoco.mju_mat2Quat(out, np.column_stack([x, y, z]).ravel())
+        return out
+    if kind == ZAXIS:
+        return quat_z_to(normalized(alt.zaxis))
+    if kind == EULER:
+        euler = np.radians(alt.euler) if degree else np.asarray(alt.euler, dtype=float)
+        out = np.zeros(4)
+        mujoco.mju_euler2Quat(out, euler, eulerseq)
+        return out
+    raise ValueError(f"unknown orientation type {kind}")
+
+
+def fromto_pose(fromto) -> tuple[np.ndarray, np.ndarray]:
+    """(pos, quat) of a geom or site given by `fromto`: centred, +Z along it."""
+    start, end = np.asarray(fromto[:3], dtype=float), np.asarray(fromto[3:], dtype=float)
+    return (start + end) / 2, quat_z_to(normalized(end - start))
+
+
+def has_fromto(fromto) -> bool:
+    """MuJoCo marks an unused fromto with NaN in its first component."""
+    return not math.isnan(fromto[0])
+
+
+def joint_rotation(axis) -> np.ndarray:
+    """Rotation of a joint object: its local +Z is the joint axis."""
+    return quat_z_to(normalized(axis))
+
+
+def light_rotation(direction) -> np.ndarray:
+    """Rotation of a light object: it shines along its local -Z."""
+    return quat_z_to(-normalized(direction))
+
+
+def axis_of(rotation_quat) -> np.ndarray:
+    """The local +Z of a rotation, in its parent frame (joint axis)."""
+    out = np.zeros(3)
+    mujoco.mju_rotVecQuat(out, np.array([0.0, 0.0, 1.0]), np.asarray(rotation_quat, dtype=float))
+    return out
+
+
+def compose(pos_a, quat_a, pos_b, quat_b) -> tuple[np.ndarray, np.ndarray]:
+    """Pose a ∘ b (b given in a's frame)."""
+    pos, quat = np.zeros(3), np.zeros(4)
+    mujoco.mju_mulPose(pos, quat, np.asarray(pos_a, float), np.asarray(quat_a, float),
+                       np.asarray(pos_b, float), np.asarray(quat_b, float))
+    return pos, quat
