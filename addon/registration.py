@@ -5,9 +5,9 @@ runs in reverse, so a disable leaves nothing behind.
 """
 
 from ..components import properties
-from . import panels
+from . import menus, panels
 
-MODULES = (properties, panels)
+MODULES = (properties, panels, menus)
 
 
 def register():

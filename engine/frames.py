@@ -77,9 +77,10 @@ def resolve_orientation(quat, alt, degree: bool, eulerseq: str) -> np.ndarray:
 
 
 def fromto_pose(fromto) -> tuple[np.ndarray, np.ndarray]:
-    """(pos, quat) of a geom or site given by `fromto`: centred, +Z along it."""
+    """(pos, quat) of a geom or site given by `fromto`: centred, its +Z pointing
+    from the "to" end back to the "from" end, as MuJoCo's compiler orients it."""
     start, end = np.asarray(fromto[:3], dtype=float), np.asarray(fromto[3:], dtype=float)
-    return (start + end) / 2, quat_z_to(normalized(end - start))
+    return (start + end) / 2, quat_z_to(normalized(start - end))
 
 
 def has_fromto(fromto) -> bool:

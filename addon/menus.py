@@ -1,0 +1,39 @@
+"""Menu entries and file handlers that expose the operators."""
+
+import bpy
+
+from ..operators import io
+
+
+def import_menu(self, _context):
+    self.layout.operator(io.IMPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml, .urdf)")
+
+
+if hasattr(bpy.types, "FileHandler"):  # Blender 4.1+: drop a file on the 3D viewport
+    class MJBLEND_FH_mjcf(bpy.types.FileHandler):
+        bl_idname = "MJBLEND_FH_mjcf"
+        bl_label = "MuJoCo model"
+        bl_import_operator = io.IMPORT_SCENE_OT_mjcf.bl_idname
+        bl_file_extensions = ".xml;.mjcf;.urdf"
+
+        @classmethod
+        def poll_drop(cls, context):
+            return context.area is not None and context.area.type == "VIEW_3D"
+
+    HANDLERS = (MJBLEND_FH_mjcf,)
+else:
+    HANDLERS = ()
+
+CLASSES = io.CLASSES + HANDLERS
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.TOPBAR_MT_file_import.append(import_menu)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_import.remove(import_menu)
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,536 @@
+"""MJCF/URDF file -> Blender objects.
+
+MuJoCo parses (`MjSpec.from_file`) and compiles the file; this module walks
+the spec and makes one Blender object (or datablock) per element:
+
+    model root (empty, kind MODEL)    scene-wide settings, default classes
+      body / frame (empties)          parented as in MJCF; Location/Rotation = pos/quat
+        geom (mesh object), site, joint (empty), camera, light
+      flex, skin (mesh objects)
+      actuators, sensors, tendons, ... (objects in child collections)
+
+Attributes are copied by the schema-driven `components.spec_io`; the look of
+geoms comes from `materials`, their shape from `geometry`. Everything created
+is removed again if any step fails (see `transaction`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import bpy
+import mujoco
+import numpy as np
+
+from ..components import spec_io, values
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..engine import frames
+from . import defaults, geometry, materials, names
+
+# Non-spatial kinds: spec list, child collection
+COLLECTED = {
+    "tendon": ("tendons", "Tendons"),
+    "actuator": ("actuators", "Actuators"),
+    "sensor": ("sensors", "Sensors"),
+    "equality": ("equalities", "Equalities"),
+    "pair": ("pairs", "Contacts"),
+    "exclude": ("excludes", "Contacts"),
+    "key": ("keys", "Keyframes"),
+    "numeric": ("numerics", "Custom"),
+    "text": ("texts", "Custom"),
+    "tuple": ("tuples", "Custom"),
+    "plugin": ("plugins", "Plugins"),
+}
+JOINT_DISPLAY = {"FREE": "ARROWS", "BALL": "SPHERE", "SLIDE": "SINGLE_ARROW", "HINGE": "SINGLE_ARROW"}
+LIGHT_TYPES = {"SPOT": "SPOT", "DIRECTIONAL": "SUN", "POINT": "POINT", "IMAGE": "AREA"}
+MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF),
+                     int(mujoco.mjtGeom.mjGEOM_HFIELD))
+HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default
+DATA_COLLECTIONS = ("objects", "meshes", "materials", "images", "collections", "worlds",
+                    "curves", "cameras", "lights")
+
+
+PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
+
+
+class ImportFailed(Exception):
+    """A file that cannot be imported; the message is for the user."""
+
+
+@dataclass
+class ImportResult:
+    root: bpy.types.Object
+    collection: bpy.types.Collection
+    counts: Counter = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    # (kind, MuJoCo id in the compiled model) -> the object or datablock made for it
+    by_id: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        parts = [f"{n} {kind if n == 1 else PLURALS.get(kind, kind + 's')}"
+                 for kind, n in self.counts.items() if n]
+        return f"Imported {self.root.name}: " + (", ".join(parts) or "empty model")
+
+
+@contextlib.contextmanager
+def transaction():
+    """Remove every datablock created inside the block if it raises."""
+    before = {name: set(getattr(bpy.data, name)) for name in DATA_COLLECTIONS}
+    try:
+        yield
+    except BaseException:
+        for name in reversed(DATA_COLLECTIONS):
+            collection = getattr(bpy.data, name)
+            for block in set(collection) - before[name]:
+                collection.remove(block)
+        raise
+
+
+@contextlib.contextmanager
+def mujoco_warnings(sink: list[str]):
+    """Collect the warnings MuJoCo emits (instead of printing them)."""
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: sink.append(str(text).strip()))
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(previous)
+
+
+def load(filepath: str, warnings: list[str]):
+    """Parse and compile with MuJoCo: (spec, model, data at qpos0)."""
+    label = os.path.basename(filepath)
+    check_readable(filepath)
+    with mujoco_warnings(warnings):
+        try:
+            spec = mujoco.MjSpec.from_file(filepath)
+        except Exception as error:  # MuJoCo's parser message names the element and line
+            raise ImportFailed(f"{label}: MuJoCo cannot read it: {_clean(error)}") from None
+        try:
+            model = spec.compile()
+        except Exception as error:
+            raise ImportFailed(f"{label}: MuJoCo cannot compile it: {_clean(error)}") from None
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)  # poses of sites, flex vertices and skins at qpos0
+    return spec, model, data
+
+
+def check_readable(filepath: str) -> None:
+    """What MuJoCo's parser would report less clearly: no file, empty, not text."""
+    label = os.path.basename(filepath)
+    if os.path.isdir(filepath):
+        raise ImportFailed(f"{filepath}: is a folder, not an MJCF or URDF file")
+    if not os.path.isfile(filepath):
+        raise ImportFailed(f"{filepath}: no such file")
+    try:
+        with open(filepath, "rb") as fh:
+            raw = fh.read()
+    except OSError as error:
+        raise ImportFailed(f"{label}: cannot read it: {error.strerror}") from None
+    if not raw.strip():
+        raise ImportFailed(f"{label}: the file is empty")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ImportFailed(f"{label}: not UTF-8 text (byte {error.start}); MJCF and URDF "
+                           "files must be UTF-8") from None
+
+
+def _clean(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+def import_file(filepath: str, scene: bpy.types.Scene,
+                progress: Callable[[float], None] | None = None) -> ImportResult:
+    """Import an MJCF or URDF file into `scene`; raises ImportFailed, leaving nothing behind."""
+    filepath = os.path.abspath(filepath)
+    warnings: list[str] = []
+    spec, model, data = load(filepath, warnings)
+    with transaction():
+        try:
+            result = Builder(spec, model, data, filepath, scene, progress or (lambda f: None)).build()
+        except ImportFailed:
+            raise
+        except Exception as error:  # a bug or an unsupported construct: still a clean failure
+            raise ImportFailed(f"{os.path.basename(filepath)}: import failed: "
+                               f"{type(error).__name__}: {error}") from error
+    result.warnings = warnings
+    return result
+
+
+class Builder:
+    """One import: the spec walked into Blender objects."""
+
+    def __init__(self, spec, model, data, filepath, scene, progress):
+        self.spec, self.model, self.data = spec, model, data
+        self.filepath, self.scene, self.progress = filepath, scene, progress
+        self.counts: Counter = Counter()
+        self.ids: dict[tuple[str, str], bpy.types.ID] = {}  # (kind, MJCF name) -> datablock
+        # (element, datablock, kind, wrap index or None) for the reference pass. Groups are
+        # looked up again then: a CollectionProperty item moves when the collection grows.
+        self.copies: list[tuple] = []
+        self.child_collections: dict[str, bpy.types.Collection] = {}
+        self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
+        self.primitives = geometry.PrimitiveCache()
+        self.looks = materials.Looks(model)
+        self.scale = max(float(model.stat.extent), 1e-3)
+
+    # ------------------------------------------------------------------ steps
+
+    def build(self) -> ImportResult:
+        name = self.spec.modelname or os.path.splitext(os.path.basename(self.filepath))[0]
+        self.collection = bpy.data.collections.new(name)
+        self.scene.collection.children.link(self.collection)
+        self.root = self._new_object(name, None, "model", "", self.collection)
+        self.root.empty_display_type = "CUBE"
+        self.root.empty_display_size = 0.05 * self.scale
+        self._settings()
+        self._defaults()
+        self.progress(0.1)
+        self._assets()
+        self.progress(0.3)
+        self._tree()
+        self.progress(0.7)
+        self._deformables()
+        self._collected()
+        self._copy_attributes()
+        self._world()
+        self._unmark_derived_materials()
+        for view_layer in self.scene.view_layers:
+            view_layer.update()  # world matrices, for callers that read them next
+        self.progress(1.0)
+        self.counts["model"] = 0
+        return ImportResult(self.root, self.collection, self.counts, by_id=self.by_id)
+
+    def _settings(self):
+        model_props = self.root.mujoco.model
+        for kind in MODEL_SETTINGS:
+            spec_io.settings_to_props(self.spec, getattr(model_props, kind), kind)
+        spec_io.settings_to_props(self.spec, model_props, "model")
+
+    def _defaults(self):
+        classes = self.root.mujoco.model.defaults
+        for name, parent in defaults.class_tree(self.spec):
+            default = self.spec.find_default(name)
+            if default is None:
+                continue
+            item = classes.add()
+            item.name, item.parent = name, parent
+            for kind in DEFAULT_KINDS:
+                spec_io.element_to_props(getattr(default, kind), getattr(item, kind), kind)
+
+    def _assets(self):
+        for element in self.spec.meshes:
+            mesh = geometry.mesh_asset(self.model, element.id, element.name or "mesh")
+            if mesh.uv_layers:  # textures follow the file's own UVs, as MuJoCo maps them
+                mesh[materials.TEXCOORD_PROP] = 1
+            self._asset(element, mesh, "mesh")
+        for element in self.spec.hfields:
+            mesh = geometry.hfield_mesh(self.model, element.id, element.name or "hfield")
+            self._asset(element, mesh, "hfield")
+        for element in self.spec.textures:
+            self._asset(element, self.looks.texture_image(element.id), "texture")
+        for element in self.spec.materials:
+            self._asset(element, self.looks.material(element.id), "material")
+
+    def _asset(self, element, block, kind):
+        block.mujoco.kind = kind.upper()
+        block.mujoco.name = element.name
+        self._class(block.mujoco, element)
+        self.copies.append((element, block, kind, None))
+        self.ids[(kind, element.name)] = block
+        self.by_id[(kind, element.id)] = block
+        self.counts[kind] += 1
+
+    # ------------------------------------------------------------- body tree
+
+    def _tree(self):
+        world = self.spec.worldbody
+        self.parents = {world: self.root}  # Mjs bodies and frames hash by identity
+        self._frames(world, self.root)
+        self._body_contents(world, self.root)
+        total = max(len(self.spec.bodies), 1)
+        for i, body in enumerate(self._bodies_depth_first(world)):
+            parent = self._parent_of(body)
+            obj = self._spatial(body, "body", None, parent)
+            obj.empty_display_type = "PLAIN_AXES"
+            obj.empty_display_size = 0.02 * self.scale
+            self.parents[body] = obj
+            self._frames(body, obj)
+            self._body_contents(body, obj)
+            if i % 16 == 0:
+                self.progress(0.3 + 0.4 * i / total)
+
+    def _bodies_depth_first(self, body):
+        for child in body.bodies:
+            yield child
+            yield from self._bodies_depth_first(child)
+
+    def _frames(self, body, body_obj):
+        pending = list(body.frames)
+        while pending:  # a frame may sit in another frame: parents first
+            ready = [f for f in pending if f.frame is None or f.frame in self.parents]
+            if not ready:
+                raise ImportFailed(f"{self._label()}: frame nesting in body {body.name!r} "
+                                   "could not be resolved")
+            for frame in ready:
+                obj = self._spatial(frame, "frame", None, self._parent_of(frame, body_obj))
+                obj.empty_display_type = "ARROWS"
+                obj.empty_display_size = 0.03 * self.scale
+                self.parents[frame] = obj
+                pending.remove(frame)
+
+    def _parent_of(self, element, body_obj=None):
+        frame = getattr(element, "frame", None)
+        if frame is not None:
+            return self.parents[frame]
+        if body_obj is not None:
+            return body_obj
+        return self.parents[element.parent]
+
+    def _body_contents(self, body, body_obj):
+        for joint in body.joints:
+            obj = self._spatial(joint, "joint", None, self._parent_of(joint, body_obj))
+            obj.empty_display_type = JOINT_DISPLAY.get(mujoco.mjtJoint(joint.type).name[8:], "PLAIN_AXES")
+            obj.empty_display_size = 0.05 * self.scale
+        for geom in body.geoms:
+            obj = self._spatial(geom, "geom", self._geom_data(geom), self._parent_of(geom, body_obj))
+            self._geom_look(geom, obj)
+        for site in body.sites:
+            gid = site.id
+            data = self.primitives.get(int(self.model.site_type[gid]), self.model.site_size[gid])
+            obj = self._spatial(site, "site", data, self._parent_of(site, body_obj))
+            set_material(obj, self.looks.site_material(gid))
+            obj.display_type = "SOLID"
+            if int(site.group) in HIDDEN_GROUPS:
+                obj.hide_set(True)
+        for camera in body.cameras:
+            self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
+        for light in body.lights:
+            self._spatial(light, "light", self._light_data(light), self._parent_of(light, body_obj))
+
+    # ----------------------------------------------------------- one element
+
+    def _spatial(self, element, kind, data, parent):
+        """An object for a spatial element, placed at its MJCF pose in `parent`."""
+        label = parent.name if parent is not self.root else ""
+        obj = self._new_object(element.name, data, kind, label, self.collection)
+        obj.parent = parent
+        obj.matrix_parent_inverse.identity()
+        obj.rotation_mode = "QUATERNION"
+        pos, quat = self._local_pose(element, kind)
+        obj.location = pos
+        obj.rotation_quaternion = quat
+        self._class(obj.mujoco, element)
+        self.copies.append((element, obj, kind, None))
+        self.ids[(kind, element.name)] = obj
+        self.by_id[(kind, element.id)] = obj
+        self.counts[kind] += 1
+        return obj
+
+    def _local_pose(self, element, kind):
+        if kind in ("geom", "site") and frames.has_fromto(element.fromto):
+            return frames.fromto_pose(element.fromto)
+        pos = np.asarray(element.pos, dtype=float)
+        if kind == "joint":
+            return pos, frames.joint_rotation(element.axis)
+        if kind == "light":
+            return pos, frames.light_rotation(element.dir)
+        # An included file may set its own <compiler angle=...>: each element knows its compiler.
+        compiler = getattr(element, "compiler", None) or self.spec.compiler
+        return pos, frames.resolve_orientation(element.quat, element.alt, bool(compiler.degree),
+                                               "".join(compiler.eulerseq))
+
+    def _new_object(self, mjcf_name, data, kind, parent_label, collection):
+        name = names.object_name(bpy.data.objects, mjcf_name, kind, parent_label)
+        obj = bpy.data.objects.new(name, data)
+        collection.objects.link(obj)
+        obj.mujoco.kind = kind.upper()
+        obj.mujoco.name = mjcf_name or ""
+        return obj
+
+    def _class(self, holder, element):
+        cls = getattr(element, "classname", None)
+        holder.classname = cls.name if cls is not None else ""
+
+    # ------------------------------------------------------------ geom looks
+
+    def _geom_data(self, geom):
+        """The Blender mesh a geom shows: its mesh asset, height field or primitive."""
+        gid = geom.id
+        gtype = int(self.model.geom_type[gid])
+        dataid = int(self.model.geom_dataid[gid])
+        if gtype in (MESH, SDF) and dataid >= 0:
+            return self.by_id[("mesh", dataid)]
+        if gtype == HFIELD and dataid >= 0:
+            return self.by_id[("hfield", dataid)]
+        return self.primitives.get(gtype, self.model.geom_size[gid])
+
+    def _geom_look(self, geom, obj):
+        gid = geom.id
+        set_material(obj, self.looks.geom_material(gid))
+        group = int(self.model.geom_group[gid])
+        collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
+        if group in HIDDEN_GROUPS:
+            obj.hide_set(True)
+            if collides:
+                obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
+
+    # ------------------------------------------------------ cameras, lights
+
+    def _camera_data(self, camera):
+        cam = bpy.data.cameras.new(camera.name or "camera")
+        cid = camera.id
+        cam.sensor_fit = "VERTICAL"
+        fovy = float(self.model.cam_fovy[cid])
+        if int(self.model.cam_projection[cid]) == int(mujoco.mjtProjection.mjPROJ_ORTHOGRAPHIC):
+            cam.type = "ORTHO"
+            cam.ortho_scale = fovy  # MuJoCo: fovy is the view height in length units
+        else:
+            cam.angle_y = np.radians(fovy)
+        cam.clip_start = max(float(self.model.vis.map.znear) * self.scale, 1e-4)
+        cam.clip_end = float(self.model.vis.map.zfar) * self.scale
+        return cam
+
+    def _light_data(self, light):
+        lid = light.id
+        ltype = mujoco.mjtLightType(int(self.model.light_type[lid])).name.split("_", 1)[1]
+        data = bpy.data.lights.new(light.name or "light", LIGHT_TYPES.get(ltype, "POINT"))
+        data.color = tuple(float(c) for c in self.model.light_diffuse[lid])
+        data.use_shadow = bool(self.model.light_castshadow[lid])
+        if data.type == "SPOT":
+            data.spot_size = min(np.radians(2 * float(self.model.light_cutoff[lid])), np.pi)
+            data.energy = 200.0
+        elif data.type == "SUN":
+            data.energy = 3.0
+        else:
+            data.energy = 200.0
+        return data
+
+    # -------------------------------------------------- flex, skin, others
+
+    def _deformables(self):
+        for element in self.spec.flexes:
+            mesh = geometry.flex_mesh(self.model, self.data, element.id, element.name or "flex")
+            obj = self._new_object(element.name, mesh, "flex", "", self.collection)
+            obj.parent = self.root
+            set_material(obj, self.looks.flex_material(element.id))
+            self._register(element, obj, "flex")
+        for element in self.spec.skins:
+            mesh = geometry.skin_mesh(self.model, self.data, element.id, element.name or "skin")
+            obj = self._new_object(element.name, mesh, "skin", "", self.collection)
+            obj.parent = self.root
+            set_material(obj, self.looks.skin_material(element.id))
+            self._register(element, obj, "skin")
+
+    def _collected(self):
+        for kind, (listname, title) in COLLECTED.items():
+            for element in getattr(self.spec, listname):
+                collection = self._child_collection(title)
+                data = self._tendon_curve(element) if kind == "tendon" else None
+                obj = self._new_object(element.name, data, kind, "", collection)
+                obj.parent = self.root
+                if data is None:
+                    obj.hide_viewport = True  # data, not geometry: pick it in the Outliner
+                self._register(element, obj, kind)
+                if kind == "tendon":
+                    for i, wrap in enumerate(element.path):
+                        obj.mujoco.tendon.path.add()
+                        self.copies.append((wrap, obj, "wrap", i))
+
+    def _register(self, element, obj, kind):
+        self._class(obj.mujoco, element)
+        self.copies.append((element, obj, kind, None))
+        self.ids[(kind, element.name)] = obj
+        self.by_id[(kind, element.id)] = obj
+        self.counts[kind] += 1
+
+    def _child_collection(self, title):
+        if title not in self.child_collections:
+            collection = bpy.data.collections.new(f"{self.collection.name} {title}")
+            self.collection.children.link(collection)
+            self.child_collections[title] = collection
+        return self.child_collections[title]
+
+    def _tendon_curve(self, tendon):
+        """A poly line through the tendon's sites at qpos0 (spatial tendons)."""
+        tid = tendon.id
+        adr, num = int(self.model.tendon_adr[tid]), int(self.model.tendon_num[tid])
+        site_type = int(mujoco.mjtWrap.mjWRAP_SITE)
+        points = [self.data.site_xpos[int(self.model.wrap_objid[w])] for w in range(adr, adr + num)
+                  if int(self.model.wrap_type[w]) == site_type]
+        if len(points) < 2:
+            return None
+        curve = bpy.data.curves.new(tendon.name or "tendon", "CURVE")
+        curve.dimensions = "3D"
+        curve.bevel_depth = float(self.model.tendon_width[tid])
+        spline = curve.splines.new("POLY")
+        spline.points.add(len(points) - 1)
+        coords = np.hstack([np.asarray(points), np.ones((len(points), 1))]).ravel()
+        spline.points.foreach_set("co", coords)
+        curve.materials.append(self.looks.tendon_material(tid))
+        return curve
+
+    def _unmark_derived_materials(self):
+        """Materials the looks derived (an MJCF material in a geom's own rgba) copy
+        the asset's properties but are not MJCF elements: only assets keep the kind."""
+        for material in bpy.data.materials:
+            if material.get(materials.LOOK_KEY) == "override":
+                material.mujoco.kind = "NONE"
+
+    def _world(self):
+        world = self.looks.world()
+        if world is not None:
+            self.scene.world = world
+
+    # -------------------------------------------------- attribute copies
+
+    def _find(self, kind, name):
+        if kind is None:  # a kind only known at run time: unique names across kinds
+            hits = [block for (k, n), block in self.ids.items() if n == name]
+            return hits[0] if len(hits) == 1 else None
+        return self.ids.get((kind, name))
+
+    def _copy_attributes(self):
+        """Every attribute of every element, references resolved to the new objects."""
+        for element, block, kind, index in self.copies:
+            group = block.mujoco.tendon.path[index] if kind == "wrap" else getattr(block.mujoco, kind)
+            spec_io.element_to_props(element, group, kind, find=self._find)
+            self._mark_own(element, group, kind)
+
+    def _mark_own(self, element, group, kind):
+        """Remember which attributes differ from the element's class."""
+        cls = getattr(element, "classname", None)
+        if cls is None or kind not in DEFAULT_KINDS:
+            return
+        default = getattr(cls, kind)
+        own = []
+        for attr in spec_io.KINDS[kind].editable:
+            mine = spec_io.from_mujoco(attr, spec_io.get_attr(element, attr))
+            theirs = spec_io.from_mujoco(attr, spec_io.get_attr(default, attr))
+            if not _same(mine, theirs):
+                own.append(attr.name)
+        values.set_own(group, own)
+
+    def _label(self):
+        return os.path.basename(self.filepath)
+
+
+def set_material(obj, material) -> None:
+    """Give `obj` its own material slot: geoms share meshes but not colours."""
+    if not obj.material_slots:
+        obj.data.materials.append(None)  # the mesh gets a slot; the object fills it
+    slot = obj.material_slots[0]
+    slot.link = "OBJECT"
+    slot.material = material
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
+    except TypeError:
+        return a == b

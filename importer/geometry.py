@@ -1,0 +1,542 @@
+"""Blender meshes for MuJoCo geometry, built from a compiled `mujoco.MjModel`.
+
+Every function returns a NEW mesh datablock (the caller names objects and links
+them). Arrays go in with `foreach_set`, never vertex by vertex: an import has to
+stay within twice MuJoCo's own load time.
+
+Frames, in one place:
+- primitives (`PrimitiveCache`): the geom's local frame, MuJoCo's size convention;
+- `mesh_asset`, `hfield_mesh`: the frame of the geom's AUTHORED pos/quat (see
+  `mesh_asset` for how the compiler's mesh offset is undone);
+- `flex_mesh`, `skin_mesh`: world frame at the pose held by `data`.
+
+Texture coordinates: MuJoCo keeps them with v running down the image (its OBJ
+loader stores 1 - v, and OpenGL reads texture rows top first); Blender's v runs
+up. Every UV layer here is therefore (u, 1 - v_mujoco).
+"""
+
+import bpy
+import mujoco
+import numpy as np
+
+_VERSION = bpy.app.version
+# Blender 4.5+ keeps free custom normals as a float3 "custom_normal" corner attribute.
+_FREE_NORMALS = _VERSION >= (4, 5, 0)
+# Before 4.1 custom normals only show with Mesh.use_auto_smooth.
+_NEEDS_AUTO_SMOOTH = _VERSION < (4, 1, 0)
+# Before 4.0 a polygon's corner count is stored, not derived from the next loop_start.
+_SET_LOOP_TOTAL = not bpy.types.MeshPolygon.bl_rna.properties["loop_total"].is_readonly
+# 4.1+: positions, corner vertices and flat shading are plain attributes, and writing
+# them as attributes is ~100x faster than MeshVertex.co / MeshLoop.vertex_index / use_smooth.
+_ATTRIBUTE_MESH = _VERSION >= (4, 1, 0)
+
+GEOM = mujoco.mjtGeom
+# MuJoCo's renderer uses a smooth vertex normal only within this cosine of the face normal.
+_SMOOTH_COS = 0.8
+
+
+# --------------------------------------------------------------------------- building blocks
+
+def _quat_to_mat(quat):
+    """3x3 rotation matrices from (w, x, y, z) quaternions (any leading shape), normalised."""
+    q = np.asarray(quat, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=False):
+    """A mesh from arrays.
+
+    verts: (N, 3). corners: vertex index of every face corner, either (F, k) for
+    faces of k corners each or flat together with `loop_start` (F,) for mixed
+    sizes. edges: (E, 2) loose edges. smooth: bool or (F,) bools.
+    """
+    mesh = bpy.data.meshes.new(name)
+    verts = np.ascontiguousarray(verts, dtype=np.float32).reshape(-1, 3)
+    mesh.vertices.add(len(verts))
+    if _ATTRIBUTE_MESH:
+        mesh.attributes["position"].data.foreach_set("vector", verts.ravel())
+    else:
+        mesh.vertices.foreach_set("co", verts.ravel())
+    if edges is not None and len(edges):
+        edges = np.ascontiguousarray(edges, dtype=np.int32).reshape(-1, 2)
+        mesh.edges.add(len(edges))
+        mesh.edges.foreach_set("vertices", edges.ravel())
+    if corners is not None and len(corners):
+        corners = np.asarray(corners, dtype=np.int32)
+        if loop_start is None:
+            loop_start = np.arange(0, corners.size, corners.shape[1], dtype=np.int32)
+        corners = corners.ravel()
+        loop_start = np.asarray(loop_start, dtype=np.int32)
+        mesh.loops.add(len(corners))
+        if _ATTRIBUTE_MESH:
+            mesh.attributes[".corner_vert"].data.foreach_set("value", corners)
+        else:
+            mesh.loops.foreach_set("vertex_index", corners)
+        mesh.polygons.add(len(loop_start))
+        mesh.polygons.foreach_set("loop_start", loop_start)
+        if _SET_LOOP_TOTAL:
+            mesh.polygons.foreach_set("loop_total", np.diff(loop_start, append=len(corners)))
+        _set_smooth(mesh, np.broadcast_to(np.asarray(smooth, dtype=bool), (len(loop_start),)))
+    mesh.update(calc_edges=True)
+    return mesh
+
+
+def _set_smooth(mesh, smooth):
+    """Per-face smooth (True) or flat (False) shading."""
+    if not _ATTRIBUTE_MESH:
+        mesh.polygons.foreach_set("use_smooth", np.ascontiguousarray(smooth))
+        return
+    sharp = mesh.attributes.get("sharp_face")
+    if smooth.all():  # no "sharp_face" attribute = all smooth
+        if sharp is not None:
+            mesh.attributes.remove(sharp)
+        return
+    if sharp is None:
+        sharp = mesh.attributes.new("sharp_face", "BOOLEAN", "FACE")
+    sharp.data.foreach_set("value", np.ascontiguousarray(~smooth))
+
+
+def _set_uvs(mesh, uv_per_corner, from_mujoco=True, name="UVMap"):
+    """One UV layer, one (u, v) per face corner; MuJoCo texcoords get Blender's v up."""
+    uv = np.array(uv_per_corner, dtype=np.float32).reshape(-1, 2)
+    if from_mujoco:
+        uv[:, 1] = 1.0 - uv[:, 1]
+    layer = mesh.uv_layers.new(name=name)
+    if hasattr(layer, "uv"):  # 3.5+: the fast path
+        layer.uv.foreach_set("vector", uv.ravel())
+    else:
+        layer.data.foreach_set("uv", uv.ravel())
+
+
+def _set_corner_normals(mesh, normals):
+    """Custom normals, one per face corner (the faces must be smooth for Blender < 4.5)."""
+    normals = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
+    if _FREE_NORMALS:
+        attribute = mesh.attributes.new("custom_normal", "FLOAT_VECTOR", "CORNER")
+        attribute.data.foreach_set("vector", normals.ravel())
+        return
+    if _NEEDS_AUTO_SMOOTH:
+        mesh.use_auto_smooth = True
+    mesh.normals_split_custom_set(normals)
+
+
+def _valid_faces(*corner_arrays):
+    """Drop triangles Blender's Mesh.validate() would reject, from all arrays alike.
+
+    The first array holds the (F, 3) vertex indices; the others (per-corner UV or
+    normal indices, or None) follow it. Rejected: a repeated vertex, and a later
+    face over the same three vertices, whatever its winding. The corpus has such
+    repeats, all with opposite winding (double-sided sheets): 745 in 4 Barkour
+    meshes, 4 in a soft-foot mesh, 2 in the rodent's skin. Blender shows the face
+    it keeps from both sides anyway.
+    """
+    faces = corner_arrays[0]
+    keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])
+    ordered = np.sort(faces, axis=1).astype(np.int64)
+    n = int(ordered.max(initial=0)) + 1
+    key = (ordered[:, 0] * n + ordered[:, 1]) * n + ordered[:, 2]  # exact while n < 2 million
+    first = np.zeros(len(faces), dtype=bool)
+    first[np.unique(key, return_index=True)[1]] = True
+    keep &= first
+    if keep.all():
+        return corner_arrays
+    return tuple(a[keep] if a is not None else None for a in corner_arrays)
+
+
+def _fmt(x):
+    return f"{float(x):.6g}"
+
+
+# --------------------------------------------------------------------------- primitives
+
+def _lathe(profile, segments):
+    """Surface of revolution about Z of a (radius, z) profile listed from top to bottom.
+
+    A profile point of radius 0 becomes one pole vertex. `segments` should be a
+    multiple of 4 so that the +-X and +-Y extremes are vertices (exact bounds).
+    Returns (verts, flat corners, loop_start), faces facing outward.
+    """
+    phi = 2 * np.pi * np.arange(segments) / segments
+    cos, sin = np.cos(phi), np.sin(phi)
+    verts, rows = [], []  # rows[k]: vertex indices of profile point k (1 for a pole)
+    for radius, z in profile:
+        start = sum(len(v) for v in verts)
+        if radius == 0:
+            verts.append(np.array([[0.0, 0.0, z]]))
+            rows.append(np.array([start]))
+        else:
+            verts.append(np.column_stack([radius * cos, radius * sin, np.full(segments, z)]))
+            rows.append(start + np.arange(segments))
+    polys = []
+    for upper, lower in zip(rows[:-1], rows[1:], strict=True):
+        # corners upper[i] -> lower[i] -> lower[i+1] -> upper[i+1] run counter-clockwise seen from outside
+        i = np.arange(segments)
+        j = (i + 1) % segments
+        if len(upper) == 1:
+            polys.append(np.column_stack([np.full(segments, upper[0]), lower[i], lower[j]]))
+        elif len(lower) == 1:
+            polys.append(np.column_stack([upper[i], np.full(segments, lower[0]), upper[j]]))
+        else:
+            polys.append(np.column_stack([upper[i], lower[i], lower[j], upper[j]]))
+    corners = np.concatenate([p.ravel() for p in polys])
+    sizes = np.concatenate([np.full(len(p), p.shape[1]) for p in polys])
+    loop_start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return np.concatenate(verts), corners, loop_start
+
+
+def _sphere_profile(radius, rings, z_offset=0.0, part="all"):
+    """(radius, z) profile of a sphere from the north pole down; part 'top'/'bottom' = hemisphere."""
+    theta = np.pi * np.arange(rings + 1) / rings
+    if part == "top":
+        theta = theta[: rings // 2 + 1]
+    elif part == "bottom":
+        theta = theta[rings // 2:]
+    r = radius * np.sin(theta)
+    r[np.isclose(theta, 0) | np.isclose(theta, np.pi)] = 0.0  # exact poles
+    return np.column_stack([r, z_offset + radius * np.cos(theta)])
+
+
+def _box(hx, hy, hz):
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    verts = signs * [hx, hy, hz]
+    # vertex index = 4*(x>0) + 2*(y>0) + (z>0); each quad counter-clockwise seen from outside
+    quads = np.array([[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]])
+    return verts, quads
+
+
+def _cylinder(radius, half, segments):
+    """Smooth side and two flat n-gon caps sharing the rim vertices (a closed manifold)."""
+    verts, side_corners, side_start = _lathe([(radius, half), (radius, -half)], segments)
+    top_cap = np.arange(segments)                       # counter-clockwise seen from +Z
+    bottom_cap = segments + np.arange(segments)[::-1]   # counter-clockwise seen from -Z
+    corners = np.concatenate([side_corners, top_cap, bottom_cap])
+    loop_start = np.concatenate([side_start, [len(side_corners), len(side_corners) + segments]])
+    smooth = np.r_[np.ones(len(side_start), bool), False, False]
+    return verts, corners, loop_start, smooth
+
+
+class PrimitiveCache:
+    """One shared Blender mesh per distinct primitive shape (geom type + the sizes it uses).
+
+    Shapes follow MuJoCo's size convention in the geom's local frame:
+    sphere radius; capsule radius + half-length of the cylinder part along Z
+    (caps add a radius); ellipsoid radii; cylinder radius + half-height; box
+    half-sizes; plane half-sizes in X, Y at z=0, facing +Z.
+
+    A plane half-size of 0 (MuJoCo's infinite plane) is shown as
+    `infinite_extent` (default 10 m, a half-size: a 20 m floor); pass
+    another value to the constructor or to `get`, e.g. a multiple of
+    `model.stat.extent`. Round shapes are smooth shaded with `segments`
+    around (a multiple of 4) and `segments // 2` rings from pole to pole.
+    """
+
+    _USED = {GEOM.mjGEOM_PLANE: 2, GEOM.mjGEOM_SPHERE: 1, GEOM.mjGEOM_CAPSULE: 2,
+             GEOM.mjGEOM_ELLIPSOID: 3, GEOM.mjGEOM_CYLINDER: 2, GEOM.mjGEOM_BOX: 3}
+
+    def __init__(self, segments: int = 32, infinite_extent: float = 10.0):
+        if segments < 4 or segments % 4:
+            raise ValueError(f"segments must be a positive multiple of 4, not {segments}")
+        self.segments = segments
+        self.infinite_extent = float(infinite_extent)
+        self._meshes = {}
+
+    def get(self, geom_type: int, size, infinite_extent: float = None) -> bpy.types.Mesh:
+        geom_type = GEOM(int(geom_type))
+        if geom_type not in self._USED:
+            raise ValueError(f"{geom_type.name} is not a primitive geom type")
+        shape = tuple(round(float(s), 9) for s in list(size)[: self._USED[geom_type]])
+        if geom_type == GEOM.mjGEOM_PLANE:
+            extent = self.infinite_extent if infinite_extent is None else float(infinite_extent)
+            shape = tuple(s if s > 0 else -extent for s in shape)  # negative marks "infinite"
+        key = (int(geom_type), shape)
+        mesh = self._meshes.get(key)
+        if mesh is not None:
+            try:
+                mesh.name  # noqa: B018  (raises once the user has deleted the datablock)
+                return mesh
+            except ReferenceError:
+                pass
+        mesh = self._build(geom_type, shape)
+        self._meshes[key] = mesh
+        return mesh
+
+    def _build(self, geom_type, s):
+        seg, rings = self.segments, self.segments // 2
+        if geom_type == GEOM.mjGEOM_BOX:
+            verts, quads = _box(*s)
+            return _new_mesh(f"box {_fmt(s[0])} {_fmt(s[1])} {_fmt(s[2])}", verts, quads)
+        if geom_type == GEOM.mjGEOM_PLANE:
+            return _plane(s)
+        if geom_type == GEOM.mjGEOM_CYLINDER:
+            verts, corners, start, smooth = _cylinder(s[0], s[1], seg)
+            mesh = _new_mesh(f"cylinder r{_fmt(s[0])} h{_fmt(s[1])}", verts, corners, start, smooth=smooth)
+            if _NEEDS_AUTO_SMOOTH:  # 4.1+ splits normals between smooth and flat faces by itself
+                mesh.use_auto_smooth = True
+            return mesh
+        if geom_type == GEOM.mjGEOM_CAPSULE:
+            profile = _sphere_profile(s[0], rings)  # half-length 0: a sphere, no doubled equator
+            if s[1] > 0:
+                profile = np.concatenate([_sphere_profile(s[0], rings, s[1], "top"),
+                                          _sphere_profile(s[0], rings, -s[1], "bottom")])
+            name = f"capsule r{_fmt(s[0])} h{_fmt(s[1])}"
+        elif geom_type == GEOM.mjGEOM_SPHERE:
+            profile = _sphere_profile(s[0], rings)
+            name = f"sphere r{_fmt(s[0])}"
+        else:  # ellipsoid: a unit sphere scaled per axis
+            profile = _sphere_profile(1.0, rings)
+            name = f"ellipsoid {_fmt(s[0])} {_fmt(s[1])} {_fmt(s[2])}"
+        verts, corners, start = _lathe(profile, seg)
+        if geom_type == GEOM.mjGEOM_ELLIPSOID:
+            verts = verts * s
+        return _new_mesh(name, verts, corners, start, smooth=True)
+
+
+def _plane(s):
+    """A quad; negative half-sizes stand for MuJoCo's infinite axes, shown at their magnitude.
+
+    UVs follow MuJoCo's renderer before texrepeat: 0..1 across a finite axis,
+    0.5 per metre along an infinite one.
+    """
+    hx, hy = abs(s[0]), abs(s[1])
+    verts = np.array([[-hx, -hy, 0], [hx, -hy, 0], [hx, hy, 0], [-hx, hy, 0]], dtype=float)
+    label = " ".join("inf" if v < 0 else _fmt(v) for v in s)
+    mesh = _new_mesh(f"plane {label}", verts, np.array([[0, 1, 2, 3]]))
+    uv = np.column_stack([
+        (verts[:, 0] + hx) / (2 * hx) if s[0] > 0 else 0.5 * verts[:, 0],
+        (verts[:, 1] + hy) / (2 * hy) if s[1] > 0 else 0.5 * verts[:, 1],
+    ])
+    _set_uvs(mesh, uv, from_mujoco=False)
+    return mesh
+
+
+# --------------------------------------------------------------------------- mesh assets
+
+def mesh_vertices_authored(model, mesh_id: int) -> np.ndarray:
+    """Vertices of mesh `mesh_id` in the frame of a geom's authored pos/quat (float64, (N, 3)).
+
+    The compiler moves mesh vertices into the mesh's inertial frame and folds
+    the move into the geom: compiled geom pose = authored pose * (mesh_pos,
+    mesh_quat). Undoing it: v_authored = mesh_pos + R(mesh_quat) @ mesh_vert.
+    Checked on every mesh geom of the corpus (worst 4e-8 m: float32 vertices). With
+    refpos/refquat identity this is the file's vertices times `scale`; otherwise
+    it is MuJoCo's reference frame: scale * R(refquat)^T (v_file - refpos).
+    """
+    adr, num = model.mesh_vertadr[mesh_id], model.mesh_vertnum[mesh_id]
+    rot = _quat_to_mat(model.mesh_quat[mesh_id])
+    return model.mesh_pos[mesh_id] + model.mesh_vert[adr:adr + num].astype(np.float64) @ rot.T
+
+
+def mesh_asset(model, mesh_id: int, name: str) -> bpy.types.Mesh:
+    """Blender mesh of MJCF <mesh> `mesh_id`, to be placed at the geom's authored pos/quat.
+
+    Vertices: `mesh_vertices_authored` (count = mesh_vertnum). Faces: mesh_face
+    (count = mesh_facenum less the faces Blender cannot hold, see `_valid_faces`).
+    UVs: mesh_texcoord per face corner when the mesh has texcoords. Normals:
+    custom per-corner normals chosen as MuJoCo's renderer does (mesh_normal, but
+    the face normal where they differ by more than acos(0.8) on meshes without
+    texcoords), so Blender shades like MuJoCo.
+    """
+    rot = _quat_to_mat(model.mesh_quat[mesh_id])
+    verts = mesh_vertices_authored(model, mesh_id)
+    fadr, fnum = model.mesh_faceadr[mesh_id], model.mesh_facenum[mesh_id]
+    faces = model.mesh_face[fadr:fadr + fnum]
+    normal_idx = model.mesh_facenormal[fadr:fadr + fnum] if model.mesh_normalnum[mesh_id] else None
+    has_uv = model.mesh_texcoordadr[mesh_id] >= 0 and model.mesh_texcoordnum[mesh_id] > 0
+    uv_idx = model.mesh_facetexcoord[fadr:fadr + fnum] if has_uv else None
+    faces, normal_idx, uv_idx = _valid_faces(faces, normal_idx, uv_idx)
+
+    mesh = _new_mesh(name, verts, faces, smooth=normal_idx is not None)
+    if uv_idx is not None:
+        tadr = model.mesh_texcoordadr[mesh_id]
+        _set_uvs(mesh, model.mesh_texcoord[tadr + uv_idx.ravel()])
+    if normal_idx is not None:
+        nadr = model.mesh_normaladr[mesh_id]
+        normals = model.mesh_normal[nadr + normal_idx].astype(np.float64)  # (F, 3, 3)
+        if uv_idx is None:
+            compiled = model.mesh_vert[model.mesh_vertadr[mesh_id] + faces].astype(np.float64)
+            normals = _flatten_sharp_corners(compiled, normals)
+        _set_corner_normals(mesh, (normals @ rot.T).reshape(-1, 3))
+    return mesh
+
+
+def _flatten_sharp_corners(triangles, corner_normals):
+    """MuJoCo's rule: a corner normal more than acos(0.8) off its face normal is replaced by it.
+
+    Slivers (|cross| < 1e-10, MuJoCo's own cut-off) keep their vertex normals:
+    MuJoCo would give them +Z, which is arbitrary and invisible on a zero-area face.
+    """
+    face_normal = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    length = np.linalg.norm(face_normal, axis=1, keepdims=True)
+    sliver = length < 1e-10
+    face_normal = np.divide(face_normal, length, out=np.zeros_like(face_normal), where=~sliver)
+    sharp = (np.einsum("fkj,fj->fk", corner_normals, face_normal) < _SMOOTH_COS) & ~sliver
+    return np.where(sharp[..., None], face_normal[:, None, :], corner_normals)
+
+
+# --------------------------------------------------------------------------- height fields
+
+def hfield_grid(model, hfield_id: int) -> np.ndarray:
+    """(nrow, ncol, 3) surface points of a height field in its geom's frame, MuJoCo's layout.
+
+    Row r is y = size[1] * (2r/(nrow-1) - 1) (row 0 at -y: mjModel's rows are
+    the XML/PNG rows bottom-to-top), column c is x = size[0] * (2c/(ncol-1) - 1),
+    height = hfield_data[r*ncol + c] * size[2]. Same as MuJoCo's renderer and mj_ray.
+    """
+    nrow, ncol = model.hfield_nrow[hfield_id], model.hfield_ncol[hfield_id]
+    sx, sy, sz, _ = model.hfield_size[hfield_id]
+    adr = model.hfield_adr[hfield_id]
+    heights = model.hfield_data[adr:adr + nrow * ncol].astype(np.float64).reshape(nrow, ncol) * sz
+    x = sx * (2 * np.arange(ncol) / (ncol - 1) - 1)
+    y = sy * (2 * np.arange(nrow) / (nrow - 1) - 1)
+    grid = np.empty((nrow, ncol, 3))
+    grid[..., 0] = x[None, :]
+    grid[..., 1] = y[:, None]
+    grid[..., 2] = heights
+    return grid
+
+
+def hfield_mesh(model, hfield_id: int, name: str) -> bpy.types.Mesh:
+    """Closed solid of height field `hfield_id`, in the frame of the geom that uses it.
+
+    Top: the nrow x ncol samples (vertex r*ncol + c = sample (r, c), see
+    `hfield_grid`), two triangles per cell split along (r, c)-(r+1, c+1) as
+    MuJoCo does. Base: the box MuJoCo adds below, bottom face at z = -size[3],
+    side walls following the terrain's border; one bottom n-gon. Flat shaded.
+    Works for zero-filled (runtime) height fields too: a flat top at z = 0.
+    """
+    nrow, ncol = int(model.hfield_nrow[hfield_id]), int(model.hfield_ncol[hfield_id])
+    top = hfield_grid(model, hfield_id).reshape(-1, 3)
+    idx = np.arange(nrow * ncol).reshape(nrow, ncol)
+    a, b = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel()    # (r, c), (r, c+1)
+    c, d = idx[1:, :-1].ravel(), idx[1:, 1:].ravel()      # (r+1, c), (r+1, c+1)
+    tris = np.concatenate([np.column_stack([a, d, c]), np.column_stack([a, b, d])])
+
+    # border of the grid, counter-clockwise seen from +Z: bottom row, right column, top row, left column
+    ring = np.concatenate([idx[0, :-1], idx[:-1, -1], idx[-1, :0:-1], idx[:0:-1, 0]])
+    base = top[ring].copy()
+    base[:, 2] = -model.hfield_size[hfield_id][3]
+    nb = len(ring)
+    below = len(top) + np.arange(nb)
+    nxt = np.roll(np.arange(nb), -1)
+    walls = np.column_stack([ring, below, below[nxt], ring[nxt]])  # outward facing
+    bottom = below[::-1]
+
+    corners = np.concatenate([tris.ravel(), walls.ravel(), bottom])
+    loop_start = np.concatenate([np.arange(len(tris)) * 3,
+                                 3 * len(tris) + 4 * np.arange(len(walls)),
+                                 [3 * len(tris) + 4 * len(walls)]])
+    return _new_mesh(name, np.concatenate([top, base]), corners, loop_start)
+
+
+# --------------------------------------------------------------------------- flexes and skins
+
+def flex_mesh(model, data, flex_id: int, name: str) -> bpy.types.Mesh:
+    """Flex `flex_id` in world coordinates at `data`'s pose (place the object at identity).
+
+    Vertices: data.flexvert_xpos of the flex, which mj_forward fills (mj_kinematics
+    alone does not: call mj_flex after it). dim 1: the flex edges as loose edges;
+    dim 2: the triangles flex_elem (one side; MuJoCo draws both, offset by
+    flex_radius, not reproduced); dim 3: the boundary triangles flex_shell.
+    UVs from flex_texcoord when present. Smooth unless flex_flatskin.
+    """
+    vadr, vnum = model.flex_vertadr[flex_id], model.flex_vertnum[flex_id]
+    verts = np.asarray(data.flexvert_xpos[vadr:vadr + vnum], dtype=np.float64)
+    dim = int(model.flex_dim[flex_id])
+    if dim == 1:
+        eadr, enum = model.flex_edgeadr[flex_id], model.flex_edgenum[flex_id]
+        return _new_mesh(name, verts, edges=model.flex_edge[eadr:eadr + enum])
+
+    if dim == 2:
+        adr, num = model.flex_elemdataadr[flex_id], model.flex_elemnum[flex_id]
+        faces = model.flex_elem[adr:adr + 3 * num].reshape(-1, 3)
+        uv_idx = model.flex_elemtexcoord[adr:adr + 3 * num].reshape(-1, 3)
+    else:
+        adr, num = model.flex_shelldataadr[flex_id], model.flex_shellnum[flex_id]
+        faces = model.flex_shell[adr:adr + 3 * num].reshape(-1, 3)
+        uv_idx = faces  # MuJoCo's renderer indexes shell texcoords by vertex
+    faces, uv_idx = _valid_faces(faces, uv_idx)
+    mesh = _new_mesh(name, verts, faces, smooth=not model.flex_flatskin[flex_id])
+    tadr = model.flex_texcoordadr[flex_id]
+    if tadr >= 0:
+        _set_uvs(mesh, model.flex_texcoord[tadr + uv_idx.ravel()])
+    return mesh
+
+
+def skin_vertices(model, data, skin_id: int) -> np.ndarray:
+    """(N, 3) skin vertices: posed by the bones at `data`'s pose, or the bind pose if data is None.
+
+    Posed as MuJoCo's renderer does (mjv_updateSkin): each bone moves its
+    vertices by body pose * inverse(bind pose), blended by the bone weights,
+    then every vertex moves `skin_inflate` along its area-weighted normal.
+    """
+    vadr, vnum = model.skin_vertadr[skin_id], model.skin_vertnum[skin_id]
+    rest = model.skin_vert[vadr:vadr + vnum].astype(np.float64)
+    if data is None:
+        return rest
+    bones = slice(model.skin_boneadr[skin_id], model.skin_boneadr[skin_id] + model.skin_bonenum[skin_id])
+    body = model.skin_bonebodyid[bones]
+    bind_rot = _quat_to_mat(model.skin_bonebindquat[bones].astype(np.float64))
+    rot = data.xmat[body].reshape(-1, 3, 3) @ np.swapaxes(bind_rot, 1, 2)
+    shift = data.xpos[body] - np.einsum("bij,bj->bi", rot, model.skin_bonebindpos[bones])
+    posed = np.zeros_like(rest)
+    vert_ranges = zip(model.skin_bonevertadr[bones], model.skin_bonevertnum[bones], strict=True)
+    for b, (adr, num) in enumerate(vert_ranges):
+        vid = model.skin_bonevertid[adr:adr + num]
+        weight = model.skin_bonevertweight[adr:adr + num, None].astype(np.float64)
+        np.add.at(posed, vid, weight * (rest[vid] @ rot[b].T + shift[b]))
+    inflate = float(model.skin_inflate[skin_id])
+    if inflate:
+        faces = _skin_faces(model, skin_id)
+        tri = posed[faces]
+        face_normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])  # area weighted
+        normal = np.zeros_like(posed)
+        for k in range(3):
+            np.add.at(normal, faces[:, k], face_normal)
+        length = np.linalg.norm(normal, axis=1, keepdims=True)
+        posed += inflate * np.divide(normal, length, out=np.zeros_like(normal), where=length > 0)
+    return posed
+
+
+def _skin_faces(model, skin_id):
+    adr, num = model.skin_faceadr[skin_id], model.skin_facenum[skin_id]
+    return model.skin_face[adr:adr + num]
+
+
+def skin_mesh(model, data, skin_id: int, name: str) -> bpy.types.Mesh:
+    """Skin `skin_id` in world coordinates (place the object at identity).
+
+    Vertices: `skin_vertices` (posed at `data`, e.g. after mj_kinematics at
+    qpos0; the raw bind pose when data is None). Faces skin_face less exact
+    repeats (the rodent's skin repeats 2), smooth shaded; UVs from
+    skin_texcoord (per vertex) when the skin has them.
+    """
+    faces, = _valid_faces(_skin_faces(model, skin_id))
+    mesh = _new_mesh(name, skin_vertices(model, data, skin_id), faces, smooth=True)
+    tadr = model.skin_texcoordadr[skin_id]
+    if tadr >= 0:
+        _set_uvs(mesh, model.skin_texcoord[tadr + faces.ravel()])
+    return mesh
+
+
+# --------------------------------------------------------------------------- sdf / plugin geoms
+
+def sdf_or_plugin_mesh(model, geom_id: int, name: str):
+    """The mesh asset an SDF (or other plugin) geom refers to, or None when it has none.
+
+    Such geoms are shown through their mesh (geom_dataid); the returned mesh is
+    in the same authored frame as `mesh_asset`'s.
+    """
+    mesh_id = int(model.geom_dataid[geom_id])
+    if int(model.geom_type[geom_id]) not in (GEOM.mjGEOM_SDF, GEOM.mjGEOM_MESH) or mesh_id < 0:
+        return None
+    return mesh_asset(model, mesh_id, name)
+
+
+__all__ = ["PrimitiveCache", "mesh_asset", "mesh_vertices_authored", "hfield_mesh", "hfield_grid",
+           "flex_mesh", "skin_mesh", "skin_vertices", "sdf_or_plugin_mesh"]
