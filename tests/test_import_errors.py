@@ -68,8 +68,8 @@ def broken_files(tmp):
     add("html", "<!DOCTYPE html><html><head><title>404</title></head><body>Not found</body></html>")
     add("svg", '<svg xmlns="http://www.w3.org/2000/svg"><rect width="1"/></svg>')
     add("garbage", bytes(range(256)) * 8)
-    add("binary_png", open(os.path.join(CORPUS, "menagerie/google_barkour_vb/assets/hfield.png"), "rb").read()
-        if os.path.exists(os.path.join(CORPUS, "menagerie/google_barkour_vb/assets/hfield.png")) else b"\x89PNG\r\n")
+    with open(os.path.join(CORPUS, "menagerie/google_barkour_vb/assets/hfield.png"), "rb") as fh:
+        add("binary_png", fh.read())
     for fraction in (0.1, 0.33, 0.5, 0.75, 0.95):
         add(f"truncated_{int(fraction * 100)}", cart[: int(len(cart) * fraction)])
     add("unclosed_tag", cart.replace("</mujoco>", ""))
@@ -79,8 +79,10 @@ def broken_files(tmp):
     add("bad_bool", substitute(cart, r'<joint ', '<joint limited="maybe" '), "maybe")
     add("unknown_attribute", substitute(cart, r"<body ", '<body colour="red" '), "colour")
     add("unknown_element", substitute(cart, r"<worldbody>", "<worldbody><teapot/>"), "teapot")
-    add("zero_quat", substitute(cart, r"<worldbody>", '<worldbody><body quat="0 0 0 0"><geom size="1"/></body>'))
-    add("negative_mass", substitute(cart, r"<worldbody>", '<worldbody><body><geom size="1" mass="-1"/></body>'))
+    add("zero_quat", substitute(cart, r"<worldbody>",
+                                '<worldbody><body quat="0 0 0 0"><geom size="1"/></body>'), "quaternion")
+    add("negative_mass", substitute(cart, r"<worldbody>",
+                                    '<worldbody><body><geom size="1" mass="-1"/></body>'), "negative")
     add("latin1", substitute(cart, r'<body name="', '<body name="caf\xe9').encode("latin-1"), "UTF-8")
     add("utf16", cart.encode("utf-16"), "UTF-8")
     add("missing_joint", substitute(cart, r"<actuator>", '<actuator><motor joint="no_such_joint"/>'),
@@ -98,8 +100,8 @@ def broken_files(tmp):
     add("missing_mesh", '<mujoco><asset><mesh name="m" file="nowhere.stl"/></asset>'
         '<worldbody><geom type="mesh" mesh="m"/></worldbody></mujoco>', "nowhere.stl")
     add("missing_texture", '<mujoco><asset><texture name="t" type="2d" file="nowhere.png"/>'
-        '<material name="m" texture="t"/></asset><worldbody><geom size="1" material="m"/></worldbody></mujoco>',
-        "nowhere.png")
+        '<material name="m" texture="t"/></asset>'
+        '<worldbody><geom size="1" material="m"/></worldbody></mujoco>', "nowhere.png")
     write(tmp, "corrupt.stl", b"solid junk\nthis is not an stl\n" * 3)
     add("corrupt_mesh", '<mujoco><asset><mesh name="m" file="corrupt.stl"/></asset>'
         '<worldbody><geom type="mesh" mesh="m"/></worldbody></mujoco>')
