@@ -530,7 +530,11 @@ def set_material(obj, material) -> None:
 
 
 def _same(a, b) -> bool:
-    try:
-        return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
-    except TypeError:
-        return a == b
+    """Equal values, NaN equal to NaN (MuJoCo's "unset" marker)."""
+    if a == b:
+        return True
+    if isinstance(a, float) and isinstance(b, float):
+        return a != a and b != b
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b):
+        return all(_same(x, y) for x, y in zip(a, b))
+    return False
