@@ -122,7 +122,8 @@ REF_ID_TYPES = {"material": "Material", "mesh": "Mesh", "hfield": "Mesh", "textu
 
 # Kinds whose names differ from the enum identifier that selects them.
 _SELECTED_KINDS = {"XBODY": "body", "DOF": "joint", "JOINTINPARENT": "joint",
-                   "SLIDERCRANK": "site", "SPHERE": "geom", "CYLINDER": "geom"}
+                   "SLIDERCRANK": "site", "SPHERE": "geom", "CYLINDER": "geom",
+                   "CONNECT": "body", "WELD": "body", "FLEXVERT": "flex", "FLEXSTRAIN": "flex"}
 
 
 def referenced_kind(attr: Attr, selector: str | None = None) -> str | None:
@@ -135,6 +136,11 @@ def referenced_kind(attr: Attr, selector: str | None = None) -> str | None:
         return None
     kind = _SELECTED_KINDS.get(selector, selector.lower())
     return kind if kind in KINDS else None
+
+
+def selector_fields(attr: Attr) -> list[str]:
+    """The enum fields that choose what an "@a|b" reference names, in order."""
+    return attr.ref[1:].split("|") if attr.ref.startswith("@") else []
 
 
 def ref_id_type(attr: Attr) -> str | None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import values
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind, enum_ident,
-                     referenced_kind)
+                     referenced_kind, selector_fields)
 
 POSE = "_pose"  # raw ID property: exact authored spatial values
 
@@ -163,11 +163,15 @@ def _target_kinds(attr: Attr, element, kind):
         return attr.ref
     if element is None or kind is None:
         return None
-    selector = _kind(kind).attr(attr.ref[1:])
-    raw = get_attr(element, selector)
-    if selector.type == "intvec":  # a tuple's objtype: one mjtObj per item
-        return [referenced_kind(attr, _ident("mjtObj", v)) for v in raw]
-    return referenced_kind(attr, _ident(selector.enum, raw))
+    for field in selector_fields(attr):
+        selector = _kind(kind).attr(field)
+        raw = get_attr(element, selector)
+        if selector.type == "intvec":  # a tuple's objtype: one mjtObj per item
+            return [referenced_kind(attr, _ident("mjtObj", v)) for v in _items(raw)]
+        found = referenced_kind(attr, _ident(selector.enum, raw))
+        if found is not None:
+            return found
+    return None
 
 
 def _ident(enum: str, value) -> str | None:

@@ -137,3 +137,133 @@ def test_imported_poses_match_mujoco_at_qpos0(model, clean_scene):
     tolerance = {"mesh vertices": 1e-5}
     bad = {k: v for k, v in worst.items() if v > tolerance.get(k, 1e-6)}
     assert not bad, f"{model}: worst errors {worst}"
+
+
+# ------------------------------------------------------------------ details
+
+TWO_TORSOS = """<mujoco model="names">
+  <default><default class="thin"><geom size="0.01"/></default></default>
+  <worldbody>
+    <body name="torso" pos="0 0 1">
+      <geom name="torso" type="sphere" size="0.1"/>
+      <geom class="thin" type="capsule" fromto="0 0 0 0 0 0.2"/>
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <site name="tip" pos="0 0 0.2"/>
+      <geom name="hidden" type="box" size="0.1 0.1 0.1" group="3"/>
+      <geom name="visual_only" type="box" size="0.1 0.1 0.1" group="4" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="torso" joint="hinge"/></actuator>
+  <sensor><framepos name="tip_pos" objtype="site" objname="tip"/></sensor>
+</mujoco>
+"""
+
+
+def write_model(tmp_path, text, name="model.xml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_names_are_unique_readable_and_keep_the_mjcf_name(clean_scene, tmp_path):
+    result = build.import_file(write_model(tmp_path, TWO_TORSOS), bpy.context.scene)
+    body, geom = result.by_id[("body", 1)], result.by_id[("geom", 0)]
+    actuator = result.by_id[("actuator", 0)]
+    assert (body.name, body.mujoco.name) == ("torso", "torso")
+    assert (geom.name, geom.mujoco.name) == ("torso (geom)", "torso")
+    assert actuator.name.startswith("torso (actuator)") and actuator.mujoco.name == "torso"
+    unnamed = result.by_id[("geom", 1)]
+    assert unnamed.mujoco.name == "" and unnamed.name.startswith("torso geom")
+    assert result.root.name == "names" and result.root.mujoco.kind == "MODEL"
+
+
+def test_references_point_at_the_imported_objects(clean_scene, tmp_path):
+    result = build.import_file(write_model(tmp_path, TWO_TORSOS), bpy.context.scene)
+    motor = result.by_id[("actuator", 0)].mujoco.actuator
+    sensor = result.by_id[("sensor", 0)].mujoco.sensor
+    assert motor.target == result.by_id[("joint", 0)]
+    assert sensor.objname == result.by_id[("site", 0)]
+    # non-spatial elements live in child collections of the model's collection
+    assert result.by_id[("actuator", 0)].users_collection[0].name.endswith("Actuators")
+    assert result.by_id[("actuator", 0)].users_collection[0].name in result.collection.children
+
+
+def test_default_classes_and_own_attributes(clean_scene, tmp_path):
+    result = build.import_file(write_model(tmp_path, TWO_TORSOS), bpy.context.scene)
+    classes = {c.name: c for c in result.root.mujoco.model.defaults}
+    assert set(classes) == {"main", "thin"} and classes["thin"].parent == "main"
+    assert classes["thin"].geom.size[0] == pytest.approx(0.01)
+    thin_geom = result.by_id[("geom", 1)]
+    assert thin_geom.mujoco.classname == "thin"
+    from mjblend.components import values
+    assert "size" not in values.own(thin_geom.mujoco.geom)  # comes from the class
+    assert "type" in values.own(thin_geom.mujoco.geom)       # set on the element
+
+
+def test_groups_3_to_5_are_hidden_and_collision_geoms_told_apart(clean_scene, tmp_path):
+    result = build.import_file(write_model(tmp_path, TWO_TORSOS), bpy.context.scene)
+    shown, hidden, visual = (result.by_id[("geom", i)] for i in (0, 2, 3))
+    assert not shown.hide_get() and hidden.hide_get() and visual.hide_get()
+    assert hidden.display_type == "WIRE" and visual.display_type != "WIRE"
+
+
+def test_model_root_holds_settings(clean_scene):
+    root = import_model("mujoco_model/model/humanoid/humanoid.xml")
+    spec = mujoco.MjSpec.from_file(os.path.join(CORPUS, "mujoco_model/model/humanoid/humanoid.xml"))
+    assert root.mujoco.model.option.timestep == pytest.approx(spec.option.timestep)
+    assert root.mujoco.model.option.integrator == mujoco.mjtIntegrator(spec.option.integrator).name.split("_", 1)[1]
+
+
+URDF = """<robot name="arm">
+  <link name="base"><visual><geometry><box size="0.2 0.2 0.1"/></geometry></visual>
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="upper"><visual><geometry><cylinder radius="0.03" length="0.4"/></geometry></visual>
+    <inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <origin xyz="0 0 0.1" rpy="0 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+def test_urdf_imports(clean_scene, tmp_path):
+    path = write_model(tmp_path, URDF, "arm.urdf")
+    assert bpy.ops.import_scene.mjcf(filepath=path) == {"FINISHED"}
+    assert {o.mujoco.name for o in objects_of("joint")} == {"shoulder"}
+    model = mujoco.MjModel.from_xml_path(path)
+    assert len(objects_of("body")) == model.nbody - 1
+    assert len(objects_of("geom")) == model.ngeom
+
+
+def test_the_import_operator_is_in_the_file_menu_and_takes_drops():
+    from mjblend.addon import menus
+    assert menus.import_menu in bpy.types.TOPBAR_MT_file_import.draw._draw_funcs
+    if hasattr(bpy.types, "FileHandler"):
+        handler = bpy.types.FileHandler.bl_rna_get_subclass_py("MJBLEND_FH_mjcf")
+        assert handler is not None and handler.bl_import_operator == "import_scene.mjcf"
+        assert ".urdf" in handler.bl_file_extensions
+
+
+@pytest.mark.parametrize("model", corpus_params())
+def test_every_reference_in_the_corpus_resolves_to_an_object(model, clean_scene):
+    from mjblend.components import values
+    from mjblend.components.schema import KINDS
+    import_model(model)
+    unresolved = []
+    holders = [(o, o.mujoco.kind.lower()) for o in bpy.data.objects if o.mujoco.kind != "NONE"]
+    holders += [(b, b.mujoco.kind.lower()) for b in list(bpy.data.meshes) + list(bpy.data.materials)
+                + list(bpy.data.images) if b.mujoco.kind != "NONE"]
+    for block, kind in holders:
+        groups = [getattr(block.mujoco, kind)]
+        if kind == "tendon":
+            groups += [(w, "wrap") for w in block.mujoco.tendon.path]
+        for entry in groups:
+            group, gkind = entry if isinstance(entry, tuple) else (entry, kind)
+            for attr in KINDS[gkind].editable:
+                if attr.type == "ref" and attr.ref != "default":
+                    authored = group.get(values.REF, {}).get(attr.prop)
+                    if authored and getattr(group, attr.prop) is None:
+                        unresolved.append(f"{block.name}.{attr.name} -> {authored}")
+                elif attr.type == "refvec":
+                    unresolved += [f"{block.name}.{attr.name} -> {i.authored}"
+                                   for i in getattr(group, attr.prop) if i.authored and i.target is None]
+    assert not unresolved, unresolved[:10]

@@ -107,7 +107,8 @@ PYTHON_ONLY_ATTRIBUTES = {
 }
 
 # String fields that name other elements. "@field": the kind depends on the
-# element's own enum field (an actuator's trntype, a sensor's objtype, ...).
+# element's own enum field (an actuator's trntype, a sensor's objtype, ...);
+# "@a|b": field a, or field b where a selects no kind.
 REFERENCES = {
     "material": "material", "meshname": "mesh", "hfieldname": "hfield",
     "textures": "texture", "targetbody": "body", "childclass": "default",
@@ -120,7 +121,8 @@ REFERENCES_IN = {
     ("light", "texture"): "texture",
     ("actuator", "target"): "@trntype",
     ("sensor", "objname"): "@objtype", ("sensor", "refname"): "@reftype",
-    ("equality", "name1"): "@objtype", ("equality", "name2"): "@objtype",
+    # an equality's objtype is UNKNOWN unless a connect/weld names sites: its type decides
+    ("equality", "name1"): "@objtype|type", ("equality", "name2"): "@objtype|type",
     ("tuple", "objname"): "@objtype",
 }
 
