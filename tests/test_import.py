@@ -211,16 +211,19 @@ def test_model_root_holds_settings(clean_scene):
     root = import_model("mujoco_model/model/humanoid/humanoid.xml")
     spec = mujoco.MjSpec.from_file(os.path.join(CORPUS, "mujoco_model/model/humanoid/humanoid.xml"))
     assert root.mujoco.model.option.timestep == pytest.approx(spec.option.timestep)
-    assert root.mujoco.model.option.integrator == mujoco.mjtIntegrator(spec.option.integrator).name.split("_", 1)[1]
+    integrator = mujoco.mjtIntegrator(spec.option.integrator).name  # "mjINT_EULER"
+    assert root.mujoco.model.option.integrator == integrator.split("_", 1)[1]
 
 
-URDF = """<robot name="arm">
+INERTIA = '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
+URDF = f"""<robot name="arm">
   <link name="base"><visual><geometry><box size="0.2 0.2 0.1"/></geometry></visual>
-    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+    <inertial><mass value="1"/>{INERTIA}</inertial></link>
   <link name="upper"><visual><geometry><cylinder radius="0.03" length="0.4"/></geometry></visual>
-    <inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+    <inertial><mass value="0.5"/>{INERTIA}</inertial></link>
   <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 0.1" rpy="0 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    <origin xyz="0 0 0.1" rpy="0 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
 </robot>
 """
 
