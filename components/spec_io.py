@@ -31,6 +31,8 @@ def _resolve(obj: Any, name: str) -> tuple[Any, str]:
 
 
 def get_attr(element: Any, attr: Attr):
+    if "." not in attr.name:
+        return getattr(element, attr.name)
     owner, leaf = _resolve(element, attr.name)
     return getattr(owner, leaf)
 
@@ -54,10 +56,13 @@ def from_mujoco(attr: Attr, raw):
     t = attr.type
     if raw is None and t in NUMERIC:  # a wrap's coef / divisor where its type has none
         raw = attr.default if attr.default is not None else 0.0
-    if t in NUMERIC:
-        return tuple(float(v) for v in np.ravel(raw)) if attr.is_vector else float(raw)
-    if t == "int":
-        return tuple(int(v) for v in np.ravel(raw)) if attr.is_vector else int(raw)
+    if t in NUMERIC or t == "int":
+        cast = int if t == "int" else float
+        if not attr.is_vector:
+            return cast(raw)
+        if isinstance(raw, np.ndarray):
+            return tuple(raw.astype(float if cast is float else int).ravel().tolist())
+        return tuple(cast(v) for v in np.ravel(raw))
     if t == "bool":
         return bool(raw)
     if t in ("enum", "flags"):
@@ -65,7 +70,7 @@ def from_mujoco(attr: Attr, raw):
     if t == "string":
         if raw is None:
             return ""
-        return raw if isinstance(raw, str) else "".join(raw)
+        return raw if isinstance(raw, str) else "".join(_items(raw))  # a char array
     if t == "ref":
         return "" if raw is None else str(getattr(raw, "name", raw))
     if t in ("refvec", "stringvec"):
@@ -188,18 +193,45 @@ def _kind(kind: str | Kind) -> Kind:
     return kind if isinstance(kind, Kind) else KINDS[kind]
 
 
-def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None) -> None:
-    """Copy every attribute of `element` into `group`; the pose into `_pose`."""
+def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
+                     only: set[str] | None = None) -> None:
+    """Copy the attributes of `element` (all, or the names in `only`) into
+    `group`; its pose, always, into `_pose`."""
     k = _kind(kind)
     pose = {}
     for attr in k.attrs:
-        value = from_mujoco(attr, get_attr(element, attr))
         if attr.spatial:
+            value = from_mujoco(attr, get_attr(element, attr))
             pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
-        else:
-            write_value(group, attr, value, find, element, k)
+        elif only is None or attr.name in only:
+            write_value(group, attr, from_mujoco(attr, get_attr(element, attr)), find, element, k)
     if pose:
         group[POSE] = pose
+
+
+def values_of(element, kind: str | Kind) -> dict:
+    """{attribute name: value} of every editable attribute of an element."""
+    return {attr.name: from_mujoco(attr, get_attr(element, attr)) for attr in _kind(kind).editable}
+
+
+def differing(element, other, kind: str | Kind) -> list[str]:
+    """Names of the editable attributes whose values differ between two elements
+    of one kind (an element and its default class, a class and its parent).
+    `other` may be an element or its `values_of`."""
+    theirs = other if isinstance(other, dict) else values_of(other, kind)
+    return [attr.name for attr in _kind(kind).editable
+            if not same_value(from_mujoco(attr, get_attr(element, attr)), theirs[attr.name])]
+
+
+def same_value(a, b) -> bool:
+    """Equal values, NaN equal to NaN (MuJoCo's "unset" marker)."""
+    if a == b:
+        return True
+    if isinstance(a, float) and isinstance(b, float):
+        return a != a and b != b
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b):
+        return all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return False
 
 
 def props_to_element(group, element, kind: str | Kind, name_of=values.default_name_of,

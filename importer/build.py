@@ -175,6 +175,8 @@ class Builder:
         self.copies: list[tuple] = []
         self.child_collections: dict[str, bpy.types.Collection] = {}
         self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
+        self.templates: dict[tuple[str, str], dict] = {}  # (class, kind) -> raw properties
+        self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
         self.primitives = geometry.PrimitiveCache()
         self.looks = materials.Looks(model)
         self.scale = max(float(model.stat.extent), 1e-3)
@@ -189,9 +191,9 @@ class Builder:
         self.root.empty_display_type = "CUBE"
         self.root.empty_display_size = 0.05 * self.scale
         self._settings()
+        self._assets()  # before the classes: a class may name a material or mesh
+        self.progress(0.2)
         self._defaults()
-        self.progress(0.1)
-        self._assets()
         self.progress(0.3)
         self._tree()
         self.progress(0.7)
@@ -213,15 +215,31 @@ class Builder:
         spec_io.settings_to_props(self.spec, model_props, "model")
 
     def _defaults(self):
+        """The classes, each kind of each class first copied wholesale from its parent
+        (a raw ID-property copy), then only what the class changes written on top."""
         classes = self.root.mujoco.model.defaults
+        builtin = mujoco.MjSpec().default  # what "main" changes is relative to MuJoCo's own
+        found = {}
         for name, parent in defaults.class_tree(self.spec):
             default = self.spec.find_default(name)
             if default is None:
                 continue
-            item = classes.add()
+            classes.add()
+            item = classes[-1]  # a collection item moves when the collection grows: index it
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
-                spec_io.element_to_props(getattr(default, kind), getattr(item, kind), kind)
+                element, group = getattr(default, kind), getattr(item, kind)
+                base = self.class_values[(parent, kind)] if parent in found \
+                    else spec_io.values_of(getattr(builtin, kind), kind)
+                own = spec_io.differing(element, base, kind)
+                self.class_values[(name, kind)] = spec_io.values_of(element, kind)
+                start = self.templates[(parent, kind)] if parent in found \
+                    else builtin_template(kind, classes)
+                item[kind].update(start)
+                spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+                values.set_own(group, own)
+                self.templates[(name, kind)] = _template(item[kind])
+            found[name] = default
 
     def _assets(self):
         for element in self.spec.meshes:
@@ -496,25 +514,26 @@ class Builder:
         return self.ids.get((kind, name))
 
     def _copy_attributes(self):
-        """Every attribute of every element, references resolved to the new objects."""
-        for element, block, kind, index in self.copies:
-            group = block.mujoco.tendon.path[index] if kind == "wrap" else getattr(block.mujoco, kind)
-            spec_io.element_to_props(element, group, kind, find=self._find)
-            self._mark_own(element, group, kind)
+        """Every attribute of every element, references resolved to the new objects.
 
-    def _mark_own(self, element, group, kind):
-        """Remember which attributes differ from the element's class."""
-        cls = getattr(element, "classname", None)
-        if cls is None or kind not in DEFAULT_KINDS:
-            return
-        default = getattr(cls, kind)
-        own = []
-        for attr in spec_io.KINDS[kind].editable:
-            mine = spec_io.from_mujoco(attr, spec_io.get_attr(element, attr))
-            theirs = spec_io.from_mujoco(attr, spec_io.get_attr(default, attr))
-            if not _same(mine, theirs):
-                own.append(attr.name)
-        values.set_own(group, own)
+        An element with a class starts as a copy of its class (one raw ID-property
+        copy) and gets only the attributes it sets itself written on top: the same
+        values, a fraction of the work, and `own` says which ones are its own."""
+        for element, block, kind, index in self.copies:
+            if kind == "wrap":
+                group = block.mujoco.tendon.path[index]
+                spec_io.element_to_props(element, group, kind, find=self._find)
+                continue
+            cls = getattr(element, "classname", None)
+            template = self.templates.get((cls.name, kind)) if cls is not None else None
+            if template is None:
+                spec_io.element_to_props(element, getattr(block.mujoco, kind), kind, find=self._find)
+                continue
+            own = spec_io.differing(element, self.class_values[(cls.name, kind)], kind)
+            group = getattr(block.mujoco, kind)  # makes the raw group the copy goes into
+            block.mujoco[kind].update(template)
+            spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+            values.set_own(group, own)
 
     def _label(self):
         return os.path.basename(self.filepath)
@@ -529,12 +548,27 @@ def set_material(obj, material) -> None:
     slot.material = material
 
 
-def _same(a, b) -> bool:
-    """Equal values, NaN equal to NaN (MuJoCo's "unset" marker)."""
-    if a == b:
-        return True
-    if isinstance(a, float) and isinstance(b, float):
-        return a != a and b != b
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b):
-        return all(_same(x, y) for x, y in zip(a, b))
-    return False
+_BUILTIN: dict[str, dict] = {}
+
+
+def builtin_template(kind: str, classes) -> dict:
+    """The properties of a `kind` with MuJoCo's built-in defaults, made once in a
+    scratch item of a default-class collection (the only holder of every kind)."""
+    if kind not in _BUILTIN:
+        index = len(classes)
+        classes.add()
+        try:
+            group = getattr(classes[index], kind)
+            spec_io.element_to_props(getattr(mujoco.MjSpec().default, kind), group, kind)
+            _BUILTIN[kind] = _template(classes[index][kind])
+        finally:
+            classes.remove(index)
+    return _BUILTIN[kind]
+
+
+def _template(group) -> dict:
+    """A class's properties of one kind, ready to copy onto its elements."""
+    raw = group.to_dict() if hasattr(group, "to_dict") else dict(group)
+    for key in (values.OWN, spec_io.POSE):
+        raw.pop(key, None)
+    return raw

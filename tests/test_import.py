@@ -270,3 +270,31 @@ def test_every_reference_in_the_corpus_resolves_to_an_object(model, clean_scene)
                     unresolved += [f"{block.name}.{attr.name} -> {i.authored}"
                                    for i in getattr(group, attr.prop) if i.authored and i.target is None]
     assert not unresolved, unresolved[:10]
+
+
+@pytest.mark.parametrize("model", corpus_params())
+def test_imported_attributes_are_exactly_mujocos(model, clean_scene):
+    """Every element's properties give back, bit for bit, the element MuJoCo parsed."""
+    from helpers import SPEC_LISTS, as_comparable, fresh
+
+    from mjblend.components import spec_io
+    from mjblend.components.schema import KINDS
+    result = build.import_file(os.path.join(CORPUS, model), bpy.context.scene)
+    spec = mujoco.MjSpec.from_file(os.path.join(CORPUS, model))
+    spec.compile()  # gives every element its id
+    errors, checked = [], 0
+    for kind, listname in SPEC_LISTS.items():
+        for element in getattr(spec, listname):
+            if kind == "body" and element.name == "world":
+                continue
+            block = result.by_id[(kind, element.id)]
+            copy = fresh(kind)
+            spec_io.props_to_element(getattr(block.mujoco, kind), copy, kind)
+            for attr in KINDS[kind].editable:
+                a, b = spec_io.get_attr(element, attr), spec_io.get_attr(copy, attr)
+                if attr.type in ("ref", "refvec"):
+                    a, b = spec_io.from_mujoco(attr, a), spec_io.from_mujoco(attr, b)
+                if as_comparable(a) != as_comparable(b):
+                    errors.append(f"{kind} {element.name!r}.{attr.name}: {a!r} -> {b!r}")
+                checked += 1
+    assert checked and not errors, f"{len(errors)} differences: {errors[:5]}"
