@@ -5,9 +5,9 @@ runs in reverse, so a disable leaves nothing behind.
 """
 
 from ..components import properties
-from . import menus, panels
+from . import handlers, menus, panels
 
-MODULES = (properties, panels, menus)
+MODULES = (properties, panels, menus, handlers)
 
 
 def register():

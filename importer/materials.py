@@ -116,6 +116,7 @@ import mujoco
 import numpy as np
 
 LOOK_KEY = "mjblend_look"
+PACK_ON_SAVE = "mjblend_pack_on_save"  # generated pixels to pack when the .blend is saved
 TEXCOORD_PROP = "mjblend_texcoord"
 CUBE_GROUP = "MuJoCo cube map"
 TEXTURE_ALPHA = "mjblend_texture_alpha"  # material property: a texture brings alpha
@@ -446,7 +447,9 @@ class Looks:
         # colour space first: changing it later makes Blender regenerate a generated image
         image.colorspace_settings.name = _colorspace_name(colorspace)
         image.pixels.foreach_set(blender_pixels(pixels))
-        image.pack()
+        # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
+        # (addon/handlers.py), not on every import.
+        image[PACK_ON_SAVE] = 1
         image.use_fake_user = True
         image[LOOK_KEY] = "texture"
         return image
@@ -816,9 +819,9 @@ class Looks:
         if cycles is not None:  # "Automatic" sizes the light map from the image: 2.5 s more per render
             cycles.sampling_method = "MANUAL"
             cycles.sample_map_resolution = 1024
-        # Solid-mode / Workbench world colour: the skybox's average colour
-        pixels = self.texture_image(tex_id).pixels
-        rgba = np.empty(len(pixels), np.float32)
-        pixels.foreach_get(rgba)
-        world.color = rgba.reshape(-1, 4)[:, :3].mean(axis=0).tolist()
+        # Solid-mode / Workbench world colour: the skybox's average colour (every 8th texel)
+        pixels, _ = texture_pixels(self.model, tex_id)
+        sample = pixels[::8, ::8].astype(np.float32)
+        rgb = sample[..., :3] if sample.shape[-1] >= 3 else np.repeat(sample[..., :1], 3, axis=-1)
+        world.color = (rgb.reshape(-1, 3).mean(axis=0) / 255).tolist()
         return world

@@ -298,3 +298,18 @@ def test_imported_attributes_are_exactly_mujocos(model, clean_scene):
                     errors.append(f"{kind} {element.name!r}.{attr.name}: {a!r} -> {b!r}")
                 checked += 1
     assert checked and not errors, f"{len(errors)} differences: {errors[:5]}"
+
+
+def test_texture_pixels_survive_saving_the_blend_file(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "pip/dm_control/suite/cartpole.xml"),
+                               bpy.context.scene)
+    images = [b for (kind, _), b in result.by_id.items() if kind == "texture"]
+    assert images
+    before = {i.name: np.array(i.pixels[:64]) for i in images}
+    path = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    for name, pixels in before.items():
+        image = bpy.data.images[name]
+        assert image.packed_file is not None
+        assert np.allclose(np.array(image.pixels[:64]), pixels, atol=1 / 255)

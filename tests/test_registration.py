@@ -23,15 +23,19 @@ def test_enable_disable_twice_leaves_nothing_behind():
     assert ADDON in bpy.context.preferences.addons
     enabled = footprint()
     assert enabled[0] and enabled[1] == {"Object", "Mesh", "Material", "Image"}
-    handlers = handler_counts()
+    with_addon = handler_counts()
+    disable_addon()
+    without = handler_counts()
+    assert sum(with_addon.values()) > sum(without.values())  # it does register handlers
+    enable_addon()
     for _ in range(2):
         disable_addon()
         assert footprint() == (set(), set())
-        assert handler_counts() == handlers
+        assert handler_counts() == without
         assert ADDON not in bpy.context.preferences.addons
         enable_addon()
         assert footprint() == enabled
-        assert handler_counts() == handlers
+        assert handler_counts() == with_addon
 
 
 def test_properties_work_again_after_a_re_enable(clean_scene):
