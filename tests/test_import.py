@@ -313,3 +313,9 @@ def test_texture_pixels_survive_saving_the_blend_file(clean_scene, tmp_path):
         image = bpy.data.images[name]
         assert image.packed_file is not None
         assert np.allclose(np.array(image.pixels[:64]), pixels, atol=1 / 255)
+
+
+def test_mujoco_warnings_are_passed_on(clean_scene, tmp_path):
+    text = TWO_TORSOS.replace('<site name="tip" pos="0 0 0.2"/>', '<site name="tip" pos="nan 0 0.2"/>')
+    result = build.import_file(write_model(tmp_path, text), bpy.context.scene)
+    assert any("NaN" in w for w in result.warnings), result.warnings
