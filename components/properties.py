@@ -87,7 +87,12 @@ class _Classes:
             "parent": StringProperty(name="Parent", description="Class this one inherits from"),
             **{k: PointerProperty(type=self.kinds[k]) for k in DEFAULT_KINDS},
         })
+        self.asset_item = self._make(PREFIX + "asset_item", {
+            "block": PointerProperty(type=bpy.types.ID, description="An asset of the model")})
         self.kinds["model"] = self._kind_group("model", extra={
+            "assets": CollectionProperty(type=self.asset_item,
+                                         description="The model's meshes, height fields, textures "
+                                                     "and materials, in MJCF order"),
             **{k: PointerProperty(type=self.kinds[k]) for k in MODEL_SETTINGS},
             "defaults": CollectionProperty(type=self.default_class,
                                            description="Default classes of the model"),

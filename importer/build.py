@@ -54,6 +54,10 @@ DATA_COLLECTIONS = ("objects", "meshes", "materials", "images", "collections", "
                     "curves", "cameras", "lights")
 
 
+ORDER = "mjblend_order"  # object ID property: position in the MJCF file
+SOURCE = "_source"  # model group ID property: the imported file
+SEEN_POSE = "_seen_pose"  # element group ID property: location + quaternion as imported
+RESOLVED_PATH = "_resolved_path"  # asset group ID property: the file MuJoCo loaded
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
@@ -177,6 +181,7 @@ class Builder:
         self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
         self.templates: dict[tuple[str, str], dict] = {}  # (class, kind) -> raw properties
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
+        self.order = 0
         self.primitives = geometry.PrimitiveCache()
         self.looks = materials.Looks(model)
         self.scale = max(float(model.stat.extent), 1e-3)
@@ -188,6 +193,7 @@ class Builder:
         self.collection = bpy.data.collections.new(name)
         self.scene.collection.children.link(self.collection)
         self.root = self._new_object(name, None, "model", "", self.collection)
+        self.root.mujoco.model[SOURCE] = self.filepath  # relative asset paths resolve from here
         self.root.empty_display_type = "CUBE"
         self.root.empty_display_size = 0.05 * self.scale
         self._settings()
@@ -256,6 +262,10 @@ class Builder:
             self._asset(element, self.looks.material(element.id), "material")
 
     def _asset(self, element, block, kind):
+        self.root.mujoco.model.assets.add().block = block
+        path = self._resolved_path(kind, element.id)
+        if path:  # where MuJoCo found the file (includes and attach change the base folder)
+            getattr(block.mujoco, kind)[RESOLVED_PATH] = path
         block.mujoco.kind = kind.upper()
         block.mujoco.name = element.name
         self._class(block.mujoco, element)
@@ -263,6 +273,15 @@ class Builder:
         self.ids[(kind, element.name)] = block
         self.by_id[(kind, element.id)] = block
         self.counts[kind] += 1
+
+    def _resolved_path(self, kind, index):
+        field = {"mesh": "mesh_pathadr", "hfield": "hfield_pathadr", "texture": "tex_pathadr",
+                 "skin": "skin_pathadr"}.get(kind)
+        adr = int(getattr(self.model, field)[index]) if field else -1
+        if adr < 0:
+            return ""
+        raw = self.model.paths[adr:]
+        return raw[:raw.index(b"\0")].decode("utf-8") if b"\0" in raw else raw.decode("utf-8")
 
     # ------------------------------------------------------------- body tree
 
@@ -326,6 +345,7 @@ class Builder:
             obj.display_type = "SOLID"
             if int(site.group) in HIDDEN_GROUPS:
                 obj.hide_set(True)
+                obj.hide_render = True
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
         for light in body.lights:
@@ -343,11 +363,15 @@ class Builder:
         pos, quat = self._local_pose(element, kind)
         obj.location = pos
         obj.rotation_quaternion = quat
+        # what the transform read back as: while it still does, the scan uses the exact pose
+        getattr(obj.mujoco, kind)[SEEN_POSE] = list(obj.location) + list(obj.rotation_quaternion)
         self._class(obj.mujoco, element)
         self.copies.append((element, obj, kind, None))
         self.ids[(kind, element.name)] = obj
         self.by_id[(kind, element.id)] = obj
         self.counts[kind] += 1
+        if element.id >= 0:  # the scan adds siblings in this order, so ids come out the same
+            obj[ORDER] = int(element.id)
         return obj
 
     def _local_pose(self, element, kind):
@@ -367,6 +391,8 @@ class Builder:
         name = names.object_name(bpy.data.objects, mjcf_name, kind, parent_label)
         obj = bpy.data.objects.new(name, data)
         collection.objects.link(obj)
+        obj[ORDER] = self.order  # creation order; elements with a MuJoCo id use that instead
+        self.order += 1
         obj.mujoco.kind = kind.upper()
         obj.mujoco.name = mjcf_name or ""
         return obj
@@ -395,6 +421,7 @@ class Builder:
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
         if group in HIDDEN_GROUPS:
             obj.hide_set(True)
+            obj.hide_render = True  # as MuJoCo's viewer shows it, in renders too
             if collides:
                 obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
@@ -420,13 +447,15 @@ class Builder:
         data = bpy.data.lights.new(light.name or "light", LIGHT_TYPES.get(ltype, "POINT"))
         data.color = tuple(float(c) for c in self.model.light_diffuse[lid])
         data.use_shadow = bool(self.model.light_castshadow[lid])
+        if data.type == "SUN":
+            data.energy = 3.0
+            return data
         if data.type == "SPOT":
             data.spot_size = min(np.radians(2 * float(self.model.light_cutoff[lid])), np.pi)
-            data.energy = 200.0
-        elif data.type == "SUN":
-            data.energy = 3.0
-        else:
-            data.energy = 200.0
+        # MuJoCo's lights do not fade with distance, Blender's do (inverse square): a
+        # power that gives MuJoCo's brightness at the model, 4 pi^2 d^2 W at distance d
+        distance = np.linalg.norm(self.data.light_xpos[lid] - self.model.stat.center)
+        data.energy = float(4 * np.pi ** 2 * max(distance, 0.1 * self.scale) ** 2)
         return data
 
     # -------------------------------------------------- flex, skin, others
@@ -444,6 +473,9 @@ class Builder:
             obj.parent = self.root
             set_material(obj, self.looks.skin_material(element.id))
             self._register(element, obj, "skin")
+            path = self._resolved_path("skin", element.id)
+            if path:
+                obj.mujoco.skin[RESOLVED_PATH] = path
 
     def _collected(self):
         for kind, (listname, title) in COLLECTED.items():
@@ -461,6 +493,7 @@ class Builder:
                         self.copies.append((wrap, obj, "wrap", i))
 
     def _register(self, element, obj, kind):
+        obj[ORDER] = int(element.id)
         self._class(obj.mujoco, element)
         self.copies.append((element, obj, kind, None))
         self.ids[(kind, element.name)] = obj

@@ -4,10 +4,12 @@
 
 Imports each model of MODELS from the corpus (../shared/corpus, or
 $MJBLEND_CORPUS) into an empty scene with MJBlend, frames it with a camera
-from a 3/4 view and renders it: EEVEE when it works here (the bpy module
-renders headless through EGL), else Cycles on the CPU with few samples, else
-Workbench. The model's own skybox World is kept when it has one, otherwise
-the background is a neutral grey; its floor is kept as imported.
+from a 3/4 view and renders it: EEVEE when it works here and is quick (the bpy
+module renders headless through EGL, but without a GPU that is software
+OpenGL and far too slow: see engine_works), else Cycles on the CPU with few
+samples, else Workbench. The model's own skybox World is kept when it has
+one, otherwise the background is a neutral grey; its floor is kept as
+imported.
 
 The framing and scene helpers (`subject_objects`, `world_bbox`,
 `add_camera`, `prepare_scene`, ...) are shared with tests/test_render.py,
@@ -39,9 +41,9 @@ MODELS = {
     "hand": ("menagerie/shadow_hand/scene_right.xml", {"azimuth": -60, "elevation": 30}),
     "humanoid": ("mujoco_model/model/humanoid/humanoid.xml", {"azimuth": -35, "elevation": 12}),
     "quadruped": ("pip/gymnasium/envs/mujoco/assets/ant.xml", {"azimuth": -50, "elevation": 35}),
-    "cloth": ("mujoco_model/model/flex/flag.xml", {"azimuth": -60, "elevation": 15}),
+    "cloth": ("mujoco_model/model/flex/flag.xml", {"azimuth": -60, "elevation": 30}),
     "terrain": ("menagerie/google_barkour_vb/scene_hfield_mjx.xml",
-                {"azimuth": -40, "elevation": 25, "terrain_margin": 0.5}),
+                {"azimuth": -40, "elevation": 25, "terrain_margin": 0.25}),
 }
 
 NEUTRAL_BACKGROUND = (0.18, 0.19, 0.21)
@@ -110,7 +112,8 @@ def add_camera(scene, lo, hi, azimuth=-45.0, elevation=25.0, fov=40.0, fill=0.9,
 
     inverse = rotation.to_matrix().transposed()
     distance = 0.0
-    for corner in np.array(np.meshgrid(*zip(lo, hi))).T.reshape(-1, 3):
+    corners = np.array(np.meshgrid(*zip(lo, hi, strict=True))).T.reshape(-1, 3)
+    for corner in corners:
         x, y, z = inverse @ (Vector(corner.tolist()) - center)  # camera axes; +z towards it
         distance = max(distance, z + abs(x) / tan_x, z + abs(y) / tan_y)
     size = float(np.linalg.norm(hi - lo)) or 1.0
@@ -182,7 +185,8 @@ def use_workbench(scene):
 def neutral_world(scene):
     if scene.world is None:
         world = bpy.data.worlds.new("MJBlend docs background")
-        world.use_nodes = True
+        if world.node_tree is None:  # Blender < 5: worlds made in Python have no nodes yet
+            world.use_nodes = True
         background = world.node_tree.nodes.get("Background")
         background.inputs["Color"].default_value = (*NEUTRAL_BACKGROUND, 1.0)
         background.inputs["Strength"].default_value = 1.0
@@ -223,8 +227,12 @@ def set_engine(scene, engine) -> None:
         scene.eevee.taa_render_samples = 32
 
 
-def engine_works(engine) -> bool:
-    """Render a lit cube with `engine` in a scratch scene: is the picture not black?"""
+def engine_works(engine, budget=None) -> bool:
+    """Render a lit cube with `engine` in a scratch scene: is the picture not black (and,
+    with a `budget` in seconds, was it quick)? EEVEE does render headless in the bpy
+    module, through EGL, but on a machine without a GPU that is Mesa's software
+    OpenGL: then each model takes many minutes (the Panda at 64x40 with one sample:
+    47 s), and the probe cube more than a second instead of a fraction of one."""
     scene = bpy.data.scenes.new("MJBlend engine probe")
     path = os.path.join(bpy.app.tempdir or "/tmp", f"mjblend-probe-{engine}.png")
     try:
@@ -244,8 +252,17 @@ def engine_works(engine) -> bool:
         add_camera(scene, (-1, -1, -1), (1, 1, 1))
         add_sun(scene)
         scene.render.filepath = path
+        started = time.perf_counter()
         bpy.ops.render.render(write_still=True, scene=scene.name)
-        return float(load_pixels(path)[..., :3].max()) > 0.05
+        seconds = time.perf_counter() - started
+        if float(load_pixels(path)[..., :3].max()) <= 0.05:
+            print(f"{engine} renders black here")
+            return False
+        if budget is not None and seconds > budget:
+            print(f"{engine} is too slow here ({seconds:.1f} s for a 32x32 cube; "
+                  "no GPU, software OpenGL?)")
+            return False
+        return True
     except Exception as error:  # noqa: BLE001  (any failure means: use the next engine)
         print(f"{engine} does not render here: {error}")
         return False
@@ -255,6 +272,14 @@ def engine_works(engine) -> bool:
         bpy.data.scenes.remove(scene)
         if os.path.exists(path):
             os.remove(path)
+
+
+def pick_engine() -> str:
+    if engine_works("BLENDER_EEVEE", budget=1.5):
+        return "BLENDER_EEVEE"
+    if engine_works("CYCLES"):
+        return "CYCLES"
+    return "BLENDER_WORKBENCH"
 
 
 def enable_addon():
@@ -286,7 +311,7 @@ def importer():
 ADDON = []  # the add-on's module name, set by enable_addon()
 
 
-def render_model(name, engine, width, height):
+def render_model(name, engine, width, height, folder=IMAGES):
     path, framing = MODELS[name]
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -297,7 +322,7 @@ def render_model(name, engine, width, height):
     set_engine(scene, engine)
     neutral_world(scene)
     prepare_scene(scene, collection, width, height, framing)
-    scene.render.filepath = os.path.join(IMAGES, f"import-{name}.png")
+    scene.render.filepath = os.path.join(folder, f"import-{name}.png")
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = "RGB"
     bpy.ops.render.render(write_still=True)
@@ -313,6 +338,7 @@ def main(argv):
                         "(default: all)")
     parser.add_argument("--engine", choices=ENGINES, help="default: the first that works")
     parser.add_argument("--size", default="640x400", help="WIDTHxHEIGHT (default 640x400)")
+    parser.add_argument("--out", default=IMAGES, help="folder (default docs/images)")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(MODELS)
     if unknown:
@@ -321,13 +347,13 @@ def main(argv):
     if not os.path.exists(os.path.join(CORPUS, "models.tsv")):
         raise SystemExit(f"no corpus at {CORPUS} (set MJBLEND_CORPUS)")
     enable_addon()
-    engine = args.engine or next(e for e in ENGINES if engine_works(e))
-    os.makedirs(IMAGES, exist_ok=True)
+    engine = args.engine or pick_engine()
+    os.makedirs(args.out, exist_ok=True)
     print(f"engine: {engine}")
     for name in args.names or MODELS:
-        out, t_import, t_render = render_model(name, engine, width, height)
+        out, t_import, t_render = render_model(name, engine, width, height, args.out)
         print(f"{name:10s} import {t_import:6.2f} s  render {t_render:6.2f} s  -> "
-              f"{os.path.relpath(out, ROOT)}", flush=True)
+              f"{os.path.relpath(out)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,264 @@
+"""The scan: a model root and its objects -> `mujoco.MjSpec`.
+
+The inverse of importer/build.py. Every attribute goes through the
+schema-driven `components.spec_io`; poses come from the objects' transforms,
+or, while a transform still reads back what the import set, from the exact
+authored values kept at import (so an untouched model compiles bit for bit
+to what MuJoCo makes of the original file).
+
+    spec = scan.scan_model(root)        # raises ScanError naming the objects
+    model = spec.compile()
+"""
+
+from __future__ import annotations
+
+import os
+
+import mujoco
+import numpy as np
+from mathutils import Matrix
+
+from ..components import spec_io, values
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..engine import frames
+from ..importer.build import ORDER, RESOLVED_PATH, SEEN_POSE, SOURCE
+
+SPATIAL_ADD = {"body": "add_body", "frame": "add_frame", "joint": "add_joint", "geom": "add_geom",
+               "site": "add_site", "camera": "add_camera", "light": "add_light"}
+SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
+            "actuator": "add_actuator", "sensor": "add_sensor", "equality": "add_equality",
+            "pair": "add_pair", "exclude": "add_exclude", "key": "add_key",
+            "numeric": "add_numeric", "text": "add_text", "tuple": "add_tuple",
+            "plugin": "add_plugin"}
+ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture",
+             "material": "add_material"}
+# MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
+SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
+                 "key", "numeric", "text", "tuple")
+
+
+class ScanError(Exception):
+    """The scene cannot become a model; `objects` are the Blender objects at fault."""
+
+    def __init__(self, message, objects=()):
+        super().__init__(message)
+        self.objects = list(objects)
+
+
+def model_roots(scene):
+    return [o for o in scene.objects if o.mujoco.kind == "MODEL"]
+
+
+def scan_model(root, warnings: list[str] | None = None) -> mujoco.MjSpec:
+    return Scanner(root, warnings if warnings is not None else []).spec
+
+
+def _order(obj):
+    return (obj.get(ORDER, 1 << 30), obj.name)
+
+
+class Scanner:
+    def __init__(self, root, warnings):
+        self.root, self.warnings = root, warnings
+        self.model = root.mujoco.model
+        self.spec = spec = mujoco.MjSpec()
+        spec.modelname = root.mujoco.name or root.name
+        source = self.model.get(SOURCE)
+        if source:
+            spec.modelfiledir = os.path.dirname(source) + os.sep
+        self.missing: list[str] = []
+        self.plugin_users: list = []  # property groups that name a plugin
+        self._settings()
+        self._defaults()
+        self._assets()
+        self.sections = {kind: [] for kind in SECTION_ORDER}
+        self._body(root, spec.worldbody)
+        self._activate_plugins()
+        self._sections()
+        if self.missing:
+            raise ScanError("references to deleted objects: " + "; ".join(self.missing))
+
+    # ---------------------------------------------------------------- parts
+
+    def _settings(self):
+        for kind in MODEL_SETTINGS:
+            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind)
+        spec_io.props_to_settings(self.model, self.spec, "model")
+
+    def _defaults(self):
+        for item in self.model.defaults:
+            if item.name == "main":
+                default = self.spec.default
+            else:
+                parent = self.spec.find_default(item.parent or "main")
+                if parent is None:
+                    raise ScanError(f"default class {item.name!r}: parent class "
+                                    f"{item.parent!r} does not exist", [self.root])
+                default = self.spec.add_default(item.name, parent)
+            for kind in DEFAULT_KINDS:
+                group = getattr(item, kind)
+                # a class may name an element that does not exist (MuJoCo only resolves what
+                # elements inherit, e.g. after an `attach` prefixed the names): keep the name
+                spec_io.props_to_element(group, getattr(default, kind), kind)
+                spec_io.write_pose(spec_io.read_pose(group, kind), getattr(default, kind), kind)
+
+    def _assets(self):
+        for entry in self.model.assets:
+            block = entry.block
+            if block is None:
+                continue  # an asset the user deleted: nothing refers to it any more, or it errs below
+            kind = block.mujoco.kind.lower()
+            if kind not in ASSET_ADD:
+                continue
+            element = self._add(self.spec, ASSET_ADD[kind], block.mujoco)
+            self._copy(getattr(block.mujoco, kind), element, kind, block)
+
+    def _add(self, parent, method, holder):
+        cls = self.spec.find_default(holder.classname) if holder.classname else None
+        element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
+        if holder.name:
+            element.name = holder.name
+        return element
+
+    def _copy(self, group, element, kind, block):
+        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name))
+        path = group.get(RESOLVED_PATH)
+        if path and os.path.exists(path):  # where the import found it, whatever the base folder
+            element.file = path
+
+    def _missing(self, owner):
+        def report(attr, name):
+            self.missing.append(f"{owner}: {attr.name} -> {name!r}")
+        return report
+
+    # ----------------------------------------------------------- body tree
+
+    def _body(self, obj, body):
+        """The contents of body object `obj` (or the root) into Mjs body `body`.
+
+        Frames come first; then every element of the body, whichever frame it sits
+        in, in MuJoCo id order, so that the compiled ids are the original ones."""
+        frames_of, members = {}, []
+        self._gather(obj, body, frames_of, members)
+        for child, parent in sorted(members, key=lambda m: _order(m[0])):
+            kind = child.mujoco.kind.lower()
+            element = self._spatial(child, kind, parent)
+            if kind == "body":
+                self._body(child, element)
+
+    def _gather(self, obj, parent, frames_of, members):
+        """Walk `obj`'s children down through frames (not bodies): create the
+        frames, collect the other members with the Mjs body/frame they go in."""
+        for child in sorted(obj.children, key=_order):
+            kind = child.mujoco.kind.lower()
+            if kind == "frame":
+                frame = self._spatial(child, kind, parent)
+                self._gather(child, frame, frames_of, members)
+            elif kind in SPATIAL_ADD:
+                members.append((child, parent))
+            elif kind in self.sections:
+                self.sections[kind].append(child)
+            elif kind == "none":
+                self._gather(child, parent, frames_of, members)  # a plain object in between
+            else:
+                raise ScanError(f"{child.name}: a {kind} cannot sit inside a body", [child])
+
+    def _spatial(self, obj, kind, parent):
+        if kind == "joint" and parent is self.spec.worldbody:
+            raise ScanError(f"{obj.name}: a joint must be inside a body, not in the world", [obj])
+        holder = obj.mujoco
+        element = self._add(parent, SPATIAL_ADD[kind], holder)
+        group = getattr(holder, kind)
+        self._copy(group, element, kind, obj)
+        if getattr(group, "plugin_plugin_name", ""):
+            self.plugin_users.append(group)
+        self._pose(obj, kind, group, element)
+        if any(abs(s - 1.0) > 1e-6 for s in obj.scale):
+            self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in obj.scale)} "
+                                 "is not applied to the MuJoCo model (apply it to the size)")
+        return element
+
+    def _pose(self, obj, kind, group, element):
+        seen = group.get(SEEN_POSE)
+        now = list(obj.location) + list(obj.rotation_quaternion)
+        if seen is not None and list(seen) == now and obj.rotation_mode == "QUATERNION" \
+                and self._plain_parenting(obj):
+            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
+            return
+        pos, quat = self._local_transform(obj)
+        element.pos = pos
+        if kind == "joint":
+            element.axis = frames.axis_of(quat)
+        elif kind == "light":
+            element.dir = -frames.axis_of(quat)
+        else:
+            element.quat = quat
+            element.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
+        if kind in ("geom", "site"):
+            authored = spec_io.read_pose(group, kind).get("fromto")
+            if authored is not None and frames.has_fromto(authored):
+                # the transform now places it: its length goes into size[1]
+                size = np.array(element.size)
+                size[1] = np.linalg.norm(np.subtract(authored[3:], authored[:3])) / 2
+                element.size = size
+            element.fromto = [float("nan"), 0, 0, 0, 0, 0]
+
+    def _plain_parenting(self, obj):
+        parent = obj.parent
+        return parent is not None and parent.mujoco.kind != "NONE" \
+            and obj.matrix_parent_inverse == IDENTITY
+
+    def _local_transform(self, obj):
+        """(pos, quat) of `obj` in its nearest MuJoCo parent, however it is parented."""
+        parent = obj.parent
+        while parent is not None and parent.mujoco.kind == "NONE":
+            parent = parent.parent
+        world = obj.matrix_world
+        local = world if parent is None else parent.matrix_world.inverted() @ world
+        loc, rot, _scale = local.decompose()
+        return np.array(loc, dtype=float), np.array(rot, dtype=float)
+
+    # ------------------------------------------------------------ sections
+
+    def _activate_plugins(self):
+        """A plugin's library must be active to compile: any plugin an element uses."""
+        names = {o.mujoco.plugin.plugin_name for o in self.sections["plugin"]}
+        for block in self.plugin_users:
+            names.add(block.plugin_plugin_name)
+        for name in sorted(filter(None, names)):
+            self.spec.activate_plugin(name)
+
+    def _sections(self):
+        for kind in SECTION_ORDER:
+            for obj in self.sections[kind]:
+                holder = obj.mujoco
+                if kind == "plugin" and not (holder.name or holder.plugin.plugin_name):
+                    continue  # an empty <extension><plugin/> record: MuJoCo crashes on it
+                element = self._add(self.spec, SPEC_ADD[kind], holder)
+                group = getattr(holder, kind)
+                self._copy(group, element, kind, obj)
+                if getattr(group, "plugin_plugin_name", ""):
+                    self.spec.activate_plugin(group.plugin_plugin_name)
+                if kind == "tendon":
+                    self._wraps(obj, group, element)
+
+    def _wraps(self, obj, group, tendon):
+        for wrap in group.path:
+            target = values.read_ref(wrap, _wrap_attr("target"), on_missing=self._missing(obj.name))
+            side = values.read_ref(wrap, _wrap_attr("sidesite"))
+            kind = wrap.type
+            if kind == "SITE":
+                tendon.wrap_site(target)
+            elif kind in ("SPHERE", "CYLINDER"):
+                tendon.wrap_geom(target, side)
+            elif kind == "JOINT":
+                tendon.wrap_joint(target, spec_io.read_value(wrap, _wrap_attr("coef")))
+            elif kind == "PULLEY":
+                tendon.wrap_pulley(spec_io.read_value(wrap, _wrap_attr("divisor")))
+
+
+def _wrap_attr(name):
+    return spec_io.KINDS["wrap"].attr(name)
+
+
+IDENTITY = Matrix.Identity(4)

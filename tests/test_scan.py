@@ -1,0 +1,60 @@
+"""The scan: an imported model, untouched, compiles to exactly MuJoCo's model."""
+
+import os
+
+import bpy
+import mujoco
+import numpy as np
+import pytest
+from helpers import CORPUS, corpus_params
+
+from mjblend.addon import scan
+from mjblend.importer import build
+
+# mjModel fields that record names or file paths, not the model
+NAME_FIELDS = ("names", "paths", "name_", "path")
+
+
+def model_differences(ours, theirs):
+    """[(field, description)] of every numeric mjModel field that differs."""
+    out = []
+    for field in dir(theirs):
+        if field.startswith("_") or field.startswith(NAME_FIELDS):
+            continue
+        a = getattr(theirs, field)
+        if callable(a):
+            continue
+        b = getattr(ours, field)
+        if isinstance(a, np.ndarray):
+            if a.shape != b.shape:
+                out.append((field, f"shape {a.shape} vs {b.shape}"))
+            elif a.dtype.kind == "f" and not np.array_equal(a, b, equal_nan=True):
+                out.append((field, f"max |diff| {np.nanmax(np.abs(a - b)):.3g}"))
+            elif a.dtype.kind != "f" and not np.array_equal(a, b):
+                out.append((field, "differs"))
+        elif isinstance(a, (int, float)) and a != b:
+            out.append((field, f"{a} vs {b}"))
+    return out
+
+
+# Known gaps, each a real limitation of the scan so far (see the issue notes):
+KNOWN = {
+    # a sensor whose <plugin> instance is declared inline: the scan does not yet
+    # recreate the inline instance the sensor points at
+    "mujoco_model/model/plugin/sensor/touch_grid.xml": "inline plugin instance in a sensor",
+    # softfoot.xml, included by scene.xml, sets <compiler angle="radian"> while the
+    # scene uses degrees; the scanned spec has one compiler for all elements
+    "menagerie/iit_softfoot/scene.xml": "per-file compiler angle units",
+}
+
+
+@pytest.mark.parametrize("model", corpus_params())
+def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, request):
+    if model in KNOWN:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN[model], strict=True))
+    path = os.path.join(CORPUS, model)
+    result = build.import_file(path, bpy.context.scene)
+    ours = scan.scan_model(result.root).compile()
+    theirs = mujoco.MjModel.from_xml_path(path)
+    differences = model_differences(ours, theirs)
+    assert not differences, f"{model}: {len(differences)} fields differ: {differences[:8]}"
