@@ -9,6 +9,10 @@ def import_menu(self, _context):
     self.layout.operator(io.IMPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml, .urdf)")
 
 
+def export_menu(self, _context):
+    self.layout.operator(io.EXPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml)")
+
+
 if hasattr(bpy.types, "FileHandler"):  # Blender 4.1+: drop a file on the 3D viewport
     class MJBLEND_FH_mjcf(bpy.types.FileHandler):
         bl_idname = "MJBLEND_FH_mjcf"
@@ -31,9 +35,11 @@ def register():
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.TOPBAR_MT_file_import.append(import_menu)
+    bpy.types.TOPBAR_MT_file_export.append(export_menu)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(export_menu)
     bpy.types.TOPBAR_MT_file_import.remove(import_menu)
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -12,6 +12,7 @@ from fnmatch import fnmatch
 import bpy
 
 from ..components import values
+from .scan import model_of
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
 
 # Collapsible sections, first match wins; unmatched attributes stay on top.
@@ -51,15 +52,6 @@ def _section(layout, idname: str, title: str):
     box = layout.box()
     box.label(text=title)
     return box
-
-
-def model_of(obj):
-    """The model root an object belongs to (its nearest ancestor of kind MODEL)."""
-    while obj is not None:
-        if obj.mujoco.kind == "MODEL":
-            return obj
-        obj = obj.parent
-    return None
 
 
 # ----------------------------------------------------------------- widgets

@@ -49,6 +49,15 @@ def model_roots(scene):
     return [o for o in scene.objects if o.mujoco.kind == "MODEL"]
 
 
+def model_of(obj):
+    """The model root an object belongs to: its nearest ancestor of kind MODEL."""
+    while obj is not None:
+        if obj.mujoco.kind == "MODEL":
+            return obj
+        obj = obj.parent
+    return None
+
+
 def scan_model(root, warnings: list[str] | None = None) -> mujoco.MjSpec:
     return Scanner(root, warnings if warnings is not None else []).spec
 
@@ -185,7 +194,9 @@ class Scanner:
                 and self._plain_parenting(obj):
             spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
             return
-        pos, quat = self._local_transform(obj)
+        # a moved object: its transform, each number as the shortest decimal of its float32
+        pos, quat = (np.array([values.shortest_float32(v) for v in part])
+                     for part in self._local_transform(obj))
         element.pos = pos
         if kind == "joint":
             element.axis = frames.axis_of(quat)

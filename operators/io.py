@@ -1,13 +1,14 @@
-"""File > Import > MuJoCo (.xml, .urdf): a thin operator over importer.build."""
+"""File > Import / Export > MuJoCo: thin operators over importer.build and addon.export."""
 
 from __future__ import annotations
 
 import os
 
 import bpy
-from bpy.props import CollectionProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from ..addon import export, scan
 from ..importer import build
 
 
@@ -62,4 +63,59 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
         return {"FINISHED"}
 
 
-CLASSES = (IMPORT_SCENE_OT_mjcf,)
+
+class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
+    """Export the MuJoCo models of the scene to MJCF; MuJoCo checks the result first"""
+
+    bl_idname = "export_scene.mjcf"
+    bl_label = "Export MuJoCo (MJCF)"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".xml"
+    filter_glob: StringProperty(default="*.xml;*.zip", options={"HIDDEN"})
+    use_selection: BoolProperty(name="Selection Only",
+                                description="Only the models that selected objects belong to")
+    copy_assets: BoolProperty(name="Copy Assets",
+                              description="Copy mesh, height-field and texture files into an "
+                                          "'assets' folder next to the file (else reference them)")
+    file_format: EnumProperty(name="Format", items=(
+        ("XML", "MJCF (.xml)", "One MJCF file"),
+        ("ZIP", "Zip (.zip)", "MJCF and assets in one zip (MjSpec.to_zip)")))
+    save_mjb: BoolProperty(name="Save Compiled Model (.mjb)",
+                           description="Also write MuJoCo's binary model, for debugging")
+
+    def check(self, _context):
+        ext = ".zip" if self.file_format == "ZIP" else ".xml"
+        if self.filename_ext != ext:
+            self.filename_ext = ext
+            return True
+        return False
+
+    def roots(self, context):
+        roots = scan.model_roots(context.scene)
+        if self.use_selection:
+            chosen = {scan.model_of(o) for o in context.selected_objects} - {None}
+            roots = [r for r in roots if r in chosen]
+        return roots
+
+    def execute(self, context):
+        warnings: list[str] = []
+        try:
+            spec = export.build_spec(self.roots(context), warnings)
+            export.write(spec, self.filepath, copy_assets=self.copy_assets,
+                         as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
+                         scene_objects=context.scene.objects)
+        except export.ExportFailed as error:
+            if error.objects:
+                for obj in context.view_layer.objects:
+                    obj.select_set(obj in error.objects)
+                context.view_layer.objects.active = error.objects[0]
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        for warning in warnings:
+            self.report({"WARNING"}, warning)
+        self.report({"INFO"}, f"Exported {os.path.basename(self.filepath)}")
+        return {"FINISHED"}
+
+
+CLASSES = (IMPORT_SCENE_OT_mjcf, EXPORT_SCENE_OT_mjcf)

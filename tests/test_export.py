@@ -1,0 +1,153 @@
+"""File > Export > MuJoCo: what MuJoCo compiles from the written file is the model."""
+
+import os
+
+import bpy
+import mujoco
+import numpy as np
+import pytest
+from helpers import CORPUS, corpus_params
+from test_scan import KNOWN, model_differences
+
+from mjblend.components import values
+from mjblend.importer import build
+
+
+def export(path, **options):
+    result = bpy.ops.export_scene.mjcf(filepath=str(path), **options)
+    assert result == {"FINISHED"}
+    return str(path)
+
+
+@pytest.mark.parametrize("model", corpus_params())
+def test_import_export_round_trip_is_exact(model, clean_scene, tmp_path, request):
+    if model in KNOWN:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN[model], strict=True))
+    source = os.path.join(CORPUS, model)
+    assert bpy.ops.import_scene.mjcf(filepath=source) == {"FINISHED"}
+    written = export(tmp_path / "exported.xml")
+    differences = model_differences(mujoco.MjModel.from_xml_path(written),
+                                    mujoco.MjModel.from_xml_path(source))
+    assert not differences, f"{model}: {differences[:8]}"
+
+
+def test_export_is_stable(clean_scene, tmp_path):
+    """import -> export -> import -> export: the second file is byte for byte the first."""
+    bpy.ops.import_scene.mjcf(filepath=os.path.join(CORPUS, "mujoco_model/model/humanoid/humanoid.xml"))
+    one = export(tmp_path / "one.xml")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.import_scene.mjcf(filepath=one)
+    two = export(tmp_path / "two.xml")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.import_scene.mjcf(filepath=two)
+    three = export(tmp_path / "three.xml")
+    assert open(two, encoding="utf-8").read() == open(three, encoding="utf-8").read()
+
+
+def test_an_edited_value_exports_as_typed(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "mujoco_model/model/humanoid/humanoid.xml"),
+                               bpy.context.scene)
+    geom = result.by_id[("geom", 1)]
+    geom.mujoco.geom.mass = 0.3  # what typing 0.3 into the panel does
+    text = open(export(tmp_path / "edited.xml"), encoding="utf-8").read()
+    assert 'mass="0.3"' in text and "0.30000001" not in text
+    compiled = mujoco.MjModel.from_xml_path(str(tmp_path / "edited.xml"))
+    assert compiled.body_mass[int(compiled.geom_bodyid[1])] > 0
+
+
+def test_moving_an_object_moves_the_element_exactly(clean_scene, tmp_path):
+    path = os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml")
+    result = build.import_file(path, bpy.context.scene)
+    original = mujoco.MjModel.from_xml_path(path)
+    body = result.by_id[("body", 1)]
+    typed = values.shortest_float32(body.location.x + 0.25)
+    body.location.x = typed
+    moved = mujoco.MjModel.from_xml_path(export(tmp_path / "moved.xml"))
+    assert moved.body_pos[1][0] == typed
+    assert np.array_equal(moved.body_pos[1][1:], original.body_pos[1][1:])
+    assert np.array_equal(moved.body_pos[2:], original.body_pos[2:])
+
+
+def test_two_copies_of_one_robot_get_prefixed_names(clean_scene, tmp_path):
+    path = os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml")
+    first = build.import_file(path, bpy.context.scene).root
+    second = build.import_file(path, bpy.context.scene).root
+    second.location.x = 3.0
+    single = mujoco.MjModel.from_xml_path(path)
+    both = mujoco.MjModel.from_xml_path(export(tmp_path / "two_ants.xml"))
+    assert both.nbody == 2 * (single.nbody - 1) + 1 and both.nu == 2 * single.nu
+    names = {mujoco.mj_id2name(both, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(1, both.nbody)}
+    assert any(n.startswith(first.name.replace(" ", "_")) for n in names if n)
+    assert len([n for n in names if n]) == len({n for n in names if n})
+
+
+def test_authored_from_scratch_exports_what_was_set(clean_scene, tmp_path):
+    """A two-link arm made with properties only (no import) exports and compiles."""
+    scene = bpy.context.scene
+
+    def element(kind, name, parent=None, data=None):
+        obj = bpy.data.objects.new(name, data)
+        scene.collection.objects.link(obj)
+        obj.mujoco.kind, obj.mujoco.name = kind.upper(), name
+        obj.parent = parent
+        obj.rotation_mode = "QUATERNION"
+        return obj
+
+    root = element("model", "arm")
+    upper = element("body", "upper", root)
+    upper.location = (0, 0, 1)
+    hinge = element("joint", "shoulder", upper)
+    hinge.mujoco.joint.type = "HINGE"
+    hinge.rotation_quaternion = (0.7071068, 0.7071068, 0, 0)  # axis along -Y
+    box = element("geom", "upper_box", upper)
+    box.mujoco.geom.type = "BOX"
+    box.mujoco.geom.size = (0.05, 0.05, 0.2)
+    mesh = bpy.data.meshes.new("tetra")
+    mesh.from_pydata([(0, 0, 0), (0.1, 0, 0), (0, 0.1, 0), (0, 0, 0.1)], [],
+                     [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)])
+    asset = root.mujoco.model.assets.add()
+    asset.block = mesh
+    mesh.mujoco.kind, mesh.mujoco.name = "MESH", "tetra"
+    mesh.mujoco.mesh.uservert = " ".join(str(c) for v in mesh.vertices for c in v.co)
+    mesh.mujoco.mesh.userface = "0 2 1 0 1 3 0 3 2 1 2 3"
+    tip = element("geom", "tip", upper)
+    tip.mujoco.geom.type = "MESH"
+    tip.mujoco.geom.meshname = mesh
+    tip.location = (0, 0, 0.25)
+    motor = element("actuator", "motor", root)
+    motor.mujoco.actuator.trntype = "JOINT"
+    motor.mujoco.actuator.target = hinge
+    motor.mujoco.actuator.gear = (2.5, 0, 0, 0, 0, 0)
+    sensor = element("sensor", "angle", root)
+    sensor.mujoco.sensor.type = "JOINTPOS"
+    sensor.mujoco.sensor.objtype = "JOINT"
+    sensor.mujoco.sensor.objname = hinge
+    model = mujoco.MjModel.from_xml_path(export(tmp_path / "arm.xml"))
+    assert (model.nbody, model.njnt, model.ngeom, model.nmesh, model.nu, model.nsensor) == (2, 1, 2, 1, 1, 1)
+    assert model.actuator_gear[0][0] == 2.5
+    assert np.allclose(model.jnt_axis[0], (0, -1, 0), atol=1e-6)
+    box_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "upper_box")
+    assert model.geom_size[box_id].tolist() == [0.05, 0.05, 0.2]  # typed values, exactly
+
+
+@pytest.mark.parametrize("case", ["joint_outside_body", "deleted_joint", "mesh_geom_without_mesh",
+                                  "unwritable_folder"])
+def test_bad_states_fail_clearly_and_write_nothing(case, clean_scene, tmp_path):
+    path = os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml")
+    result = build.import_file(path, bpy.context.scene)
+    target = tmp_path / "out"
+    target.mkdir()
+    expected = {"joint_outside_body": "joint", "deleted_joint": "deleted",
+                "mesh_geom_without_mesh": "mesh", "unwritable_folder": "cannot write"}[case]
+    if case == "joint_outside_body":
+        result.by_id[("joint", 1)].parent = result.root
+    elif case == "deleted_joint":
+        bpy.data.objects.remove(result.by_id[("joint", 1)])
+    elif case == "mesh_geom_without_mesh":
+        result.by_id[("geom", 1)].mujoco.geom.type = "MESH"
+    folder = target
+    if case == "unwritable_folder":  # /proc refuses new files even to root
+        folder = "/proc/self"
+    with pytest.raises(RuntimeError, match=expected):
+        bpy.ops.export_scene.mjcf(filepath=os.path.join(folder, "model.xml"))
+    assert os.listdir(target) == []
