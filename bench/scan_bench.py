@@ -54,9 +54,9 @@ def main():
         path = os.path.join(CORPUS, model)
         bpy.ops.wm.read_homefile(use_empty=True)
         root = build.import_file(path, bpy.context.scene).root
-        theirs = median_time(lambda: mujoco.MjSpec.from_file(path).compile(), args.repeat)
+        theirs = median_time(lambda p=path: mujoco.MjSpec.from_file(p).compile(), args.repeat)
         try:
-            ours = median_time(lambda: scan.scan_model(root).compile(), args.repeat)
+            ours = median_time(lambda r=root: scan.scan_model(r).compile(), args.repeat)
         except Exception as error:  # a known gap (see tests/test_scan.py KNOWN)
             print(f"{model:58s} {theirs * 1e3:7.1f}ms   scan failed: {str(error).splitlines()[0][:40]}")
             continue
