@@ -14,8 +14,10 @@ import os
 import re
 import shutil
 import tempfile
+from xml.sax.saxutils import escape
 
 import mujoco
+import numpy as np
 
 from ..components import spec_io
 from ..components.schema import MODEL_SETTINGS
@@ -32,17 +34,21 @@ class ExportFailed(Exception):
         self.objects = list(objects)
 
 
-def build_spec(roots, warnings: list[str]) -> mujoco.MjSpec:
-    """One spec for the given model roots: the first as is, others attached with a prefix."""
+def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None):
+    """One spec for the given model roots: the first as is, others attached with a prefix.
+    `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender."""
+    blender_meshes = blender_meshes if blender_meshes is not None else []
     if not roots:
         raise ExportFailed("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
         try:
-            specs.append((root, scan.scan_model(root, warnings)))
+            specs.append((root, scan.scan_model(root, warnings, made := [])))
+            specs[-1] += (made,)
         except scan.ScanError as error:
             raise ExportFailed(f"{root.name}: {error}", error.objects or [root]) from None
     if len(specs) == 1:
+        blender_meshes.extend(specs[0][2])
         return specs[0][1]
     main = mujoco.MjSpec()
     main.modelname = "scene"
@@ -51,8 +57,9 @@ def build_spec(roots, warnings: list[str]) -> mujoco.MjSpec:
     for kind in MODEL_SETTINGS:
         spec_io.props_to_settings(getattr(model, kind), main, kind)
     used = set()
-    for root, spec in specs:
+    for root, spec, made in specs:
         prefix = _prefix(root.name, used)
+        blender_meshes.extend(prefix + name for name in made)
         frame = main.worldbody.add_frame()
         main.attach(spec, prefix=prefix, frame=frame)
     return main
@@ -80,40 +87,76 @@ def check(spec, scene_objects) -> mujoco.MjModel:
         raise ExportFailed(f"MuJoCo cannot compile the scene: {message}", culprits) from None
 
 
-def relocate_assets(spec, folder: str, copy: bool) -> None:
-    """Asset paths relative to the written file; with `copy`, the files are copied next to it."""
+def _unique_name(folder, filename, taken):
+    """folder/filename, numbered where two different files would share it."""
+    stem, ext = os.path.splitext(filename)
+    target, n = os.path.join(folder, filename), 1
+    while target in taken:
+        n += 1
+        target = os.path.join(folder, f"{stem}_{n}{ext}")
+    taken.add(target)
+    return target
+
+
+def write_stl(path, vertices, triangles) -> None:
+    """Binary STL of a triangle mesh (what MuJoCo reads fastest)."""
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    corners = v[t]  # (T, 3, 3)
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+    normals = np.divide(normals, lengths, out=np.zeros_like(normals), where=lengths > 0)
+    record = np.zeros(len(t), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+    record["n"], record["v"] = normals, corners
+    with open(path, "wb") as fh:
+        fh.write(b"MJBlend mesh".ljust(80, b" "))
+        fh.write(np.uint32(len(t)).tobytes())
+        fh.write(record.tobytes())
+
+
+def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=()) -> dict[str, str]:
+    """Give every asset an absolute file path that exists now (so MuJoCo's writer,
+    which compiles, finds it) and return {that path: the path the written file uses}.
+
+    Meshes made or edited in Blender (inline vertices, no file) become binary STL
+    files in assets/; with `copy`, every referenced file is copied there too."""
     spec.compiler.meshdir = ""
     spec.compiler.texturedir = ""
-    taken: dict[str, str] = {}
+    final: dict[str, str] = {}
+    taken: set[str] = set()
+    copied: dict[str, str] = {}
+    assets = os.path.join(staging, "assets")
     for listname in ASSET_LISTS:
         for element in getattr(spec, listname):
             source = getattr(element, "file", "")
+            if listname == "meshes" and element.name in blender_meshes and len(element.userface):
+                os.makedirs(assets, exist_ok=True)
+                target = _unique_name(assets, f"{element.name or 'mesh'}.stl", taken)
+                write_stl(target, element.uservert, element.userface)
+                element.uservert, element.userface = [], []
+                element.file = target
+                final[target] = os.path.relpath(target, staging)
+                continue
             if not source:
                 continue
             if not os.path.isabs(source):
                 source = os.path.join(spec.modelfiledir or "", source)
+            source = os.path.abspath(source)
             if copy:
-                target = _unique_copy_name(os.path.join(folder, "assets"), source, taken)
-                element.file = os.path.relpath(target, folder)
+                if source not in copied:
+                    os.makedirs(assets, exist_ok=True)
+                    copied[source] = _unique_name(assets, os.path.basename(source), taken)
+                    shutil.copyfile(source, copied[source])
+                element.file = copied[source]
+                final[copied[source]] = os.path.relpath(copied[source], staging)
             else:
-                element.file = os.path.relpath(os.path.abspath(source), folder)
+                element.file = source
+                final[source] = os.path.relpath(source, folder)
+    return final
 
 
-def _unique_copy_name(folder, source, taken):
-    """assets/<name>, numbered where two different files share a name."""
-    key = os.path.abspath(source)
-    if key in taken:
-        return taken[key]
-    stem, ext = os.path.splitext(os.path.basename(source))
-    target, n = os.path.join(folder, stem + ext), 1
-    while target in taken.values():
-        n += 1
-        target = os.path.join(folder, f"{stem}_{n}{ext}")
-    taken[key] = target
-    return target
-
-
-def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, scene_objects=()):
+def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, scene_objects=(),
+          blender_meshes=()):
     """Write `spec` to `filepath` (MJCF or zip); nothing is written unless all of it works."""
     folder = os.path.dirname(os.path.abspath(filepath))
     if not os.path.isdir(folder):
@@ -121,37 +164,22 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
     if not os.access(folder, os.W_OK):
         raise ExportFailed(f"{folder}: cannot write there (permission denied)")
     model = check(spec, scene_objects)
-    sources = {}
-    if copy_assets:
-        for listname in ASSET_LISTS:
-            for element in getattr(spec, listname):
-                if getattr(element, "file", ""):
-                    path = element.file if os.path.isabs(element.file) \
-                        else os.path.join(spec.modelfiledir or "", element.file)
-                    sources[id(element)] = os.path.abspath(path)
-    relocate_assets(spec, folder, copy_assets)
-    spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
-    spec.compiler.savecanonical = False
     try:
         staging = tempfile.mkdtemp(prefix=".mjblend-export-", dir=folder)
     except OSError as error:
         raise ExportFailed(f"{folder}: cannot write there ({error.strerror})") from None
     try:
         staged = os.path.join(staging, os.path.basename(filepath))
-        if copy_assets:
-            for listname in ASSET_LISTS:
-                for element in getattr(spec, listname):
-                    if id(element) in sources:
-                        target = os.path.join(staging, element.file)
-                        os.makedirs(os.path.dirname(target), exist_ok=True)
-                        shutil.copyfile(sources[id(element)], target)
-        # to_xml compiles, so relative paths must resolve from where they will be
-        spec.modelfiledir = (staging if copy_assets else folder) + os.sep
+        final = place_assets(spec, folder, staging, copy_assets, set(blender_meshes))
+        spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
+        spec.compiler.savecanonical = False
         try:
             if as_zip:
                 spec.to_zip(staged)
             else:
                 text = spec.to_xml()
+                for now, later in final.items():  # the paths the written file will use
+                    text = text.replace(f'file="{escape(now)}"', f'file="{escape(later)}"')
                 with open(staged, "w", encoding="utf-8") as fh:
                     fh.write(text)
         except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer

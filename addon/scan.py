@@ -21,7 +21,8 @@ from mathutils import Matrix
 from ..components import spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
-from ..importer.build import ORDER, RESOLVED_PATH, SEEN_POSE, SOURCE
+from ..importer import geometry
+from ..importer.build import ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 
 SPATIAL_ADD = {"body": "add_body", "frame": "add_frame", "joint": "add_joint", "geom": "add_geom",
                "site": "add_site", "camera": "add_camera", "light": "add_light"}
@@ -58,8 +59,15 @@ def model_of(obj):
     return None
 
 
-def scan_model(root, warnings: list[str] | None = None) -> mujoco.MjSpec:
-    return Scanner(root, warnings if warnings is not None else []).spec
+def scan_model(root, warnings: list[str] | None = None,
+               blender_meshes: list[str] | None = None) -> mujoco.MjSpec:
+    """The spec of one model root. `blender_meshes` collects the names of the meshes
+    that go in as Blender geometry (made or edited in Blender): the export writes
+    those to files."""
+    scanner = Scanner(root, warnings if warnings is not None else [])
+    if blender_meshes is not None:
+        blender_meshes.extend(scanner.blender_meshes)
+    return scanner.spec
 
 
 def _order(obj):
@@ -77,6 +85,7 @@ class Scanner:
             spec.modelfiledir = os.path.dirname(source) + os.sep
         self.missing: list[str] = []
         self.plugin_users: list = []  # property groups that name a plugin
+        self.blender_meshes: list[str] = []
         self._settings()
         self._defaults()
         self._assets()
@@ -121,6 +130,27 @@ class Scanner:
                 continue
             element = self._add(self.spec, ASSET_ADD[kind], block.mujoco)
             self._copy(getattr(block.mujoco, kind), element, kind, block)
+            if kind == "mesh":
+                self._mesh_geometry(block, element)
+
+    def _mesh_geometry(self, mesh, element):
+        """A mesh edited (or made) in Blender goes in as its Blender geometry: inline
+        vertices and faces, already in the frame the geom places (the export writes
+        them to a file). An untouched imported mesh keeps referring to its file."""
+        group = mesh.mujoco.mesh
+        untouched = group.get(SIGNATURE) == geometry.mesh_signature(mesh) \
+            if group.get(SIGNATURE) else bool(element.file or len(element.uservert))
+        if untouched or not len(mesh.vertices):
+            return
+        verts, tris = geometry.triangles(mesh)
+        self.blender_meshes.append(element.name)
+        element.file = ""
+        element.uservert = verts.ravel().tolist()
+        element.userface = tris.ravel().tolist()
+        element.usernormal, element.usertexcoord = [], []
+        element.userfacenormal, element.userfacetexcoord = [], []
+        element.scale = [1.0, 1.0, 1.0]  # Blender's vertices are already scaled and placed
+        element.refpos, element.refquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
 
     def _add(self, parent, method, holder):
         cls = self.spec.find_default(holder.classname) if holder.classname else None

@@ -58,6 +58,7 @@ ORDER = "mjblend_order"  # object ID property: position in the MJCF file
 SOURCE = "_source"  # model group ID property: the imported file
 SEEN_POSE = "_seen_pose"  # element group ID property: location + quaternion as imported
 RESOLVED_PATH = "_resolved_path"  # asset group ID property: the file MuJoCo loaded
+SIGNATURE = "_signature"  # mesh asset group ID property: geometry as imported (see the scan)
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
@@ -253,6 +254,7 @@ class Builder:
             if mesh.uv_layers:  # textures follow the file's own UVs, as MuJoCo maps them
                 mesh[materials.TEXCOORD_PROP] = 1
             self._asset(element, mesh, "mesh")
+            mesh.mujoco.mesh[SIGNATURE] = geometry.mesh_signature(mesh)
         for element in self.spec.hfields:
             mesh = geometry.hfield_mesh(self.model, element.id, element.name or "hfield")
             self._asset(element, mesh, "hfield")

@@ -540,3 +540,24 @@ def sdf_or_plugin_mesh(model, geom_id: int, name: str):
 
 __all__ = ["PrimitiveCache", "mesh_asset", "mesh_vertices_authored", "hfield_mesh", "hfield_grid",
            "flex_mesh", "skin_mesh", "skin_vertices", "sdf_or_plugin_mesh"]
+
+
+def mesh_signature(mesh) -> str:
+    """A fingerprint of a mesh's vertices and faces: equal while nobody edits it."""
+    import hashlib
+
+    coords = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", coords)
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    return hashlib.sha1(coords.tobytes() + corners.tobytes()).hexdigest()
+
+
+def triangles(mesh) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (V, 3), triangles (T, 3)) of a Blender mesh, as MuJoCo takes them."""
+    mesh.calc_loop_triangles()
+    coords = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", coords)
+    tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return coords.reshape(-1, 3).astype(float), tris.reshape(-1, 3)

@@ -101,10 +101,11 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         warnings: list[str] = []
         try:
-            spec = export.build_spec(self.roots(context), warnings)
+            made_in_blender: list[str] = []
+            spec = export.build_spec(self.roots(context), warnings, made_in_blender)
             export.write(spec, self.filepath, copy_assets=self.copy_assets,
                          as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
-                         scene_objects=context.scene.objects)
+                         scene_objects=context.scene.objects, blender_meshes=made_in_blender)
         except export.ExportFailed as error:
             if error.objects:
                 for obj in context.view_layer.objects:

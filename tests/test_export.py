@@ -151,3 +151,37 @@ def test_bad_states_fail_clearly_and_write_nothing(case, clean_scene, tmp_path):
     with pytest.raises(RuntimeError, match=expected):
         bpy.ops.export_scene.mjcf(filepath=os.path.join(folder, "model.xml"))
     assert os.listdir(target) == []
+
+
+def test_a_mesh_edited_in_blender_is_written_as_stl(clean_scene, tmp_path):
+    path = os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml")
+    result = build.import_file(path, bpy.context.scene)
+    mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
+    name = mesh.mujoco.name
+    untouched = [b.mujoco.name for (kind, _), b in result.by_id.items() if kind == "mesh" and b != mesh]
+    moved = np.array(mesh.vertices[0].co) + (0.01, 0, 0)
+    mesh.vertices[0].co = moved
+    written = export(tmp_path / "edited.xml")
+    text = open(written, encoding="utf-8").read()
+    stl = tmp_path / "assets" / f"{name}.stl"
+    assert stl.exists() and f'file="assets/{name}.stl"' in text
+    assert 'vertex="' not in text  # the geometry went to the file, not inline
+    assert len(untouched) > 1 and untouched[0] in text
+    # MuJoCo reads the written STL: re-import it and find the moved vertex
+    bpy.ops.wm.read_homefile(use_empty=True)
+    again = build.import_file(written, bpy.context.scene)
+    reread = next(b for (kind, _), b in again.by_id.items()
+                  if kind == "mesh" and b.mujoco.name == name)
+    coords = np.array([v.co for v in reread.vertices])
+    assert np.min(np.linalg.norm(coords - np.float32(moved), axis=1)) < 1e-6
+
+
+def test_copy_assets_copies_the_files_next_to_the_model(clean_scene, tmp_path):
+    bpy.ops.import_scene.mjcf(filepath=os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"))
+    written = export(tmp_path / "copied.xml", copy_assets=True)
+    assert (tmp_path / "assets").is_dir() and len(os.listdir(tmp_path / "assets")) > 3
+    moved_away = tmp_path.parent / "moved"
+    os.rename(tmp_path, moved_away)
+    model = mujoco.MjModel.from_xml_path(str(moved_away / os.path.basename(written)))
+    original = mujoco.MjModel.from_xml_path(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"))
+    assert model_differences(model, original) == []

@@ -11,15 +11,15 @@ from helpers import CORPUS, corpus_params
 from mjblend.addon import scan
 from mjblend.importer import build
 
-# mjModel fields that record names or file paths, not the model
-NAME_FIELDS = ("names", "paths", "name_", "path")
+# mjModel fields that record names or file paths (or their sizes), not the model
+NAME_FIELDS = ("names", "paths", "name_", "path", "npaths", "nnames", "nbuffer")
 
 
 def model_differences(ours, theirs):
     """[(field, description)] of every numeric mjModel field that differs."""
     out = []
     for field in dir(theirs):
-        if field.startswith("_") or field.startswith(NAME_FIELDS):
+        if field.startswith("_") or field.startswith(NAME_FIELDS) or field.endswith("pathadr"):
             continue
         a = getattr(theirs, field)
         if callable(a):
