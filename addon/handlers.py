@@ -3,6 +3,7 @@
 import bpy
 from bpy.app.handlers import persistent
 
+from ..components import changes
 from ..importer.materials import PACK_ON_SAVE
 
 
@@ -17,7 +18,17 @@ def pack_generated_images(*_args):
             del image[PACK_ON_SAVE]
 
 
-HANDLERS = ((bpy.app.handlers.save_pre, pack_generated_images),)
+@persistent
+def note_moved_and_reshaped(_scene, depsgraph):
+    """Transforms and mesh edits do not go through MJBlend's properties: the
+    depsgraph reports them, and the next scan updates just those elements."""
+    for update in depsgraph.updates:
+        if update.is_updated_transform or update.is_updated_geometry:
+            changes.moved(update.id.original)
+
+
+HANDLERS = ((bpy.app.handlers.save_pre, pack_generated_images),
+            (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 
 def register():

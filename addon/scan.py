@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 from mathutils import Matrix
 
-from ..components import spec_io, values
+from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
 from ..importer import geometry
@@ -70,6 +70,68 @@ def scan_model(root, warnings: list[str] | None = None,
     return scanner.spec
 
 
+# ------------------------------------------------------------------ cache
+
+
+class _Entry:
+    def __init__(self, scanner, signature):
+        self.spec, self.signature = scanner.spec, signature
+        self.scanner = scanner  # keeps the element of each object, for in-place updates
+        self.pending: set[int] = set()
+        self.moved: set[int] = set()
+
+
+_CACHE: dict[int, _Entry] = {}
+
+
+def clear_cache():
+    _CACHE.clear()
+
+
+def cached_spec(root, warnings: list[str] | None = None):
+    """The spec of `root`, scanned again only where something changed.
+
+    Returns (spec, updated): updated is None after a full scan (first time, or
+    objects added, removed, reparented, renamed or re-classed), else the number
+    of elements updated in place (0: nothing changed, the spec is reused)."""
+    try:
+        import bpy
+        bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
+    except Exception:  # no context (rare in scripts): property edits are still tracked
+        pass
+    touched, moved = changes.take()
+    for entry in _CACHE.values():
+        entry.pending |= touched
+        entry.moved |= moved
+    key = root.as_pointer()
+    signature = structure_signature(root)
+    entry = _CACHE.get(key)
+    if entry is None or entry.signature != signature or key in entry.pending:
+        _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []), signature)
+        return _CACHE[key].spec, None
+    updated = entry.scanner.refresh(entry.pending, entry.moved)
+    entry.pending.clear()
+    entry.moved.clear()
+    if updated is None:  # a change an in-place update cannot make
+        _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []), signature)
+        return _CACHE[key].spec, None
+    return entry.spec, updated
+
+
+def structure_signature(root) -> int:
+    """Changes whenever the model's element structure does (not its values)."""
+    parts = [root.as_pointer()]
+    for obj in root.children_recursive:
+        holder = obj.mujoco
+        parent = obj.parent
+        parts.append((obj.as_pointer(), parent.as_pointer() if parent else 0, holder.kind,
+                      holder.name, holder.classname, obj.get(ORDER, -1)))
+    model = root.mujoco.model
+    parts += [(a.block.as_pointer() if a.block else 0) for a in model.assets]
+    parts += [(c.name, c.parent) for c in model.defaults]
+    return hash(tuple(parts))
+
+
 def _order(obj):
     return (obj.get(ORDER, 1 << 30), obj.name)
 
@@ -85,6 +147,8 @@ class Scanner:
             spec.modelfiledir = os.path.dirname(source) + os.sep
         self.missing: list[str] = []
         self.plugin_users: list = []  # property groups that name a plugin
+        self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
+        self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.blender_meshes: list[str] = []
         self._settings()
         self._defaults()
@@ -132,6 +196,7 @@ class Scanner:
             self._copy(getattr(block.mujoco, kind), element, kind, block)
             if kind == "mesh":
                 self._mesh_geometry(block, element)
+            self.elements[block.as_pointer()] = (block, kind, element)
 
     def _mesh_geometry(self, mesh, element):
         """A mesh edited (or made) in Blender goes in as its Blender geometry: inline
@@ -212,6 +277,8 @@ class Scanner:
         if getattr(group, "plugin_plugin_name", ""):
             self.plugin_users.append(group)
         self._pose(obj, kind, group, element)
+        self.elements[obj.as_pointer()] = (obj, kind, element)
+        self.snapshots[obj.as_pointer()] = _snapshot(obj, kind)
         if any(abs(s - 1.0) > 1e-6 for s in obj.scale):
             self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in obj.scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
@@ -261,6 +328,33 @@ class Scanner:
 
     # ------------------------------------------------------------ sections
 
+    def refresh(self, touched: set[int], moved: set[int] = frozenset()):
+        """Copy the changed objects' values onto their elements in place; the number
+        updated, or None when only a full scan can follow the change. `moved` objects
+        count only if their own transform (or mesh) differs from what was scanned."""
+        updated = 0
+        for pointer in touched | moved:
+            entry = self.elements.get(pointer)
+            if entry is None:
+                continue  # not part of this model
+            block, kind, element = entry
+            if pointer not in touched and self.snapshots.get(pointer) == _snapshot(block, kind):
+                continue  # reported only because something above it moved
+            if kind == "tendon":
+                return None  # its path may have changed: wraps are rebuilt by a full scan
+            group = getattr(block.mujoco, kind)
+            self.missing.clear()
+            self._copy(group, element, kind, block)
+            if self.missing:
+                raise ScanError("references to deleted objects: " + "; ".join(self.missing))
+            if kind in SPATIAL_ADD:
+                self._pose(block, kind, group, element)
+            elif kind == "mesh":
+                self._mesh_geometry(block, element)
+            self.snapshots[pointer] = _snapshot(block, kind)
+            updated += 1
+        return updated
+
     def _activate_plugins(self):
         """A plugin's library must be active to compile: any plugin an element uses."""
         names = {o.mujoco.plugin.plugin_name for o in self.sections["plugin"]}
@@ -280,6 +374,7 @@ class Scanner:
                 self._copy(group, element, kind, obj)
                 if getattr(group, "plugin_plugin_name", ""):
                     self.spec.activate_plugin(group.plugin_plugin_name)
+                self.elements[obj.as_pointer()] = (obj, kind, element)
                 if kind == "tendon":
                     self._wraps(obj, group, element)
 
@@ -296,6 +391,15 @@ class Scanner:
                 tendon.wrap_joint(target, spec_io.read_value(wrap, _wrap_attr("coef")))
             elif kind == "PULLEY":
                 tendon.wrap_pulley(spec_io.read_value(wrap, _wrap_attr("divisor")))
+
+
+def _snapshot(block, kind):
+    """What a depsgraph update may have changed: an object's own transform, a
+    mesh's geometry (its signature is computed only when it is reported)."""
+    if kind == "mesh":
+        return geometry.mesh_signature(block)
+    return (tuple(block.location), tuple(block.rotation_quaternion), tuple(block.rotation_euler),
+            block.rotation_mode, tuple(block.scale), tuple(map(tuple, block.matrix_parent_inverse)))
 
 
 def _wrap_attr(name):

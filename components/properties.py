@@ -17,11 +17,12 @@ from bpy.props import (BoolProperty, BoolVectorProperty, CollectionProperty, Enu
                        FloatProperty, FloatVectorProperty, IntProperty, IntVectorProperty,
                        PointerProperty, StringProperty)
 
-from . import values
+from . import changes, values
 from .schema import (DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, OBJECT_KINDS, Attr,
                      enum_items, ref_id_type)
 
 PREFIX = "MJBLEND_PG_"
+TOUCH = changes.property_updated  # every edit marks its datablock for the next scan
 MAX_VECTOR = 32  # bpy vector properties hold at most 32 items
 
 
@@ -34,8 +35,9 @@ def _is_mujoco_object(_self, obj) -> bool:
 
 
 def _ref_update(prop: str):
-    def update(self, _context):
+    def update(self, context):
         values.forget_ref(self, prop)
+        changes.property_updated(self, context)
     return update
 
 
@@ -46,6 +48,7 @@ def _vector_text_prop(attr: Attr):
 
     def set(self, text):
         values.set_vector_text(self, attr, text)
+        changes.touch(self.id_data)
 
     return StringProperty(name=attr.label, description=_tooltip(attr), get=get, set=set)
 
@@ -53,7 +56,7 @@ def _vector_text_prop(attr: Attr):
 def _enum_prop(attr: Attr, flags: bool):
     items = [(ident, label, f"{cname} = {value}", value if flags else i)
              for i, (ident, label, value, cname) in enumerate(enum_items(attr.enum))]
-    kwargs = dict(name=attr.label, description=_tooltip(attr), items=items)
+    kwargs = dict(name=attr.label, description=_tooltip(attr), items=items, update=TOUCH)
     if flags:
         kwargs["options"] = {"ENUM_FLAG"}
         kwargs["default"] = set(attr.default or ())
@@ -122,12 +125,12 @@ class _Classes:
         items = [("NONE", "None", "Not a MuJoCo element", 0)]
         items += [(k.upper(), k.capitalize(), f"MJCF <{k}>", i + 1) for i, k in enumerate(kinds)]
         annotations = {
-            "kind": EnumProperty(name="Kind", items=items, default="NONE",
+            "kind": EnumProperty(name="Kind", items=items, default="NONE", update=TOUCH,
                                  description="The MJCF element this is"),
-            "name": StringProperty(name="MJCF Name",
+            "name": StringProperty(name="MJCF Name", update=TOUCH,
                                    description="Name in MJCF (unique per kind; kept apart from "
                                                "the Blender name, which is shorter and global)"),
-            "classname": StringProperty(name="Class",
+            "classname": StringProperty(name="Class", update=TOUCH,
                                         description="Default class the element takes unset "
                                                     "attributes from"),
         }
@@ -141,28 +144,31 @@ class _Classes:
             precision = 0 if t == "int64" else 6
             if attr.is_vector:
                 return FloatVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                           precision=precision,
+                                           precision=precision, update=TOUCH,
                                            default=tuple(_finite(attr.default, attr.size)))
             return FloatProperty(name=attr.label, description=tip, precision=precision,
-                                 default=_finite(attr.default, 0))
+                                 default=_finite(attr.default, 0), update=TOUCH)
         if t == "int":
             if attr.is_vector:
                 return IntVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                         default=tuple(attr.default or (0,) * attr.size))
-            return IntProperty(name=attr.label, description=tip, default=attr.default or 0)
+                                         default=tuple(attr.default or (0,) * attr.size), update=TOUCH)
+            return IntProperty(name=attr.label, description=tip, default=attr.default or 0,
+                               update=TOUCH)
         if t == "bool":
             if attr.is_vector:
-                return BoolVectorProperty(name=attr.label, description=tip, size=attr.size)
-            return BoolProperty(name=attr.label, description=tip, default=bool(attr.default))
+                return BoolVectorProperty(name=attr.label, description=tip, size=attr.size,
+                                          update=TOUCH)
+            return BoolProperty(name=attr.label, description=tip, default=bool(attr.default),
+                                update=TOUCH)
         if t in ("enum", "flags"):
             return _enum_prop(attr, flags=(t == "flags"))
         if t == "string":
             return StringProperty(name=attr.label, description=tip, default=attr.default or "",
-                                  maxlen=attr.size + 1 if attr.size else 0)
+                                  maxlen=attr.size + 1 if attr.size else 0, update=TOUCH)
         if t == "ref":
             id_type = ref_id_type(attr)
             if id_type is None:  # a default class, by name
-                return StringProperty(name=attr.label, description=tip)
+                return StringProperty(name=attr.label, description=tip, update=TOUCH)
             kwargs = {}
             if id_type == "Object":
                 kwargs["poll"] = _is_mujoco_object

@@ -58,3 +58,36 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
     theirs = mujoco.MjModel.from_xml_path(path)
     differences = model_differences(ours, theirs)
     assert not differences, f"{model}: {len(differences)} fields differ: {differences[:8]}"
+
+
+# ------------------------------------------------------------------ the cache
+
+
+def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
+    result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
+                               bpy.context.scene)
+    scan.clear_cache()
+    spec, updated = scan.cached_spec(result.root)
+    assert updated is None  # the first scan is a full one
+    again, updated = scan.cached_spec(result.root)
+    assert again is spec and updated == 0
+
+    geom = result.by_id[("geom", 2)]
+    geom.mujoco.geom.size[0] = 0.07  # a panel edit
+    body = result.by_id[("body", 2)]
+    body.location.z += 0.125  # a move in the viewport
+    again, updated = scan.cached_spec(result.root)
+    assert again is spec and updated == 2
+    incremental = spec.compile()
+    full = scan.scan_model(result.root).compile()
+    assert model_differences(incremental, full) == []
+    assert incremental.geom_size[2][0] == 0.07
+
+    bpy.data.objects.new("new site", None)  # not in the model: nothing to redo
+    assert scan.cached_spec(result.root)[1] == 0
+    extra = bpy.data.objects.new("extra", None)
+    bpy.context.scene.collection.objects.link(extra)
+    extra.parent = body
+    extra.mujoco.kind = "SITE"
+    _spec, updated = scan.cached_spec(result.root)
+    assert updated is None  # structure changed: a full scan

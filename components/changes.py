@@ -1,0 +1,35 @@
+"""Which datablocks changed since the last scan (so a rescan touches only those).
+
+Every generated MuJoCo property reports its edits here (an `update` callback),
+and addon/handlers.py reports transform and geometry edits from the depsgraph.
+Kept outside bpy data: it is bookkeeping of this Blender session only.
+"""
+
+from __future__ import annotations
+
+_touched: set[int] = set()  # as_pointer() of IDs whose MuJoCo properties changed
+_moved: set[int] = set()  # IDs the depsgraph says moved or changed shape (maybe only
+                          # because a parent moved: the scan checks their own transform)
+
+
+def touch(id_block) -> None:
+    if id_block is not None:
+        _touched.add(id_block.as_pointer())
+
+
+def moved(id_block) -> None:
+    if id_block is not None:
+        _moved.add(id_block.as_pointer())
+
+
+def take() -> tuple[set[int], set[int]]:
+    """(edited, moved) IDs since the last call, and forget them."""
+    out = (set(_touched), set(_moved))
+    _touched.clear()
+    _moved.clear()
+    return out
+
+
+def property_updated(self, _context) -> None:
+    """`update` callback of every generated property."""
+    touch(self.id_data)
