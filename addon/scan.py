@@ -148,6 +148,7 @@ class Scanner:
         self.missing: list[str] = []
         self.plugin_users: list = []  # property groups that name a plugin
         self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
+        self.classed: set[int] = set()  # id() of elements created from their default class
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.blender_meshes: list[str] = []
         self._settings()
@@ -181,7 +182,7 @@ class Scanner:
                 group = getattr(item, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
-                spec_io.props_to_element(group, getattr(default, kind), kind)
+                spec_io.props_to_element(group, getattr(default, kind), kind, only=_own(group))
                 spec_io.write_pose(spec_io.read_pose(group, kind), getattr(default, kind), kind)
 
     def _assets(self):
@@ -222,10 +223,16 @@ class Scanner:
         element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
         if holder.name:
             element.name = holder.name
+        if cls is not None:
+            self.classed.add(id(element))
         return element
 
     def _copy(self, group, element, kind, block):
-        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name))
+        # An element made from its class has the class's values already: only what it
+        # sets itself (imported or edited since) is written, as MJCF would have it.
+        only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
+        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
+                                 only=only)
         path = group.get(RESOLVED_PATH)
         if path and os.path.exists(path):  # where the import found it, whatever the base folder
             element.file = path
@@ -391,6 +398,11 @@ class Scanner:
                 tendon.wrap_joint(target, spec_io.read_value(wrap, _wrap_attr("coef")))
             elif kind == "PULLEY":
                 tendon.wrap_pulley(spec_io.read_value(wrap, _wrap_attr("divisor")))
+
+
+def _own(group):
+    """The attributes a group sets itself, or None (all) where that is not recorded."""
+    return values.own(group) if values.has_own(group) else None
 
 
 def _snapshot(block, kind):

@@ -34,10 +34,21 @@ def _is_mujoco_object(_self, obj) -> bool:
     return getattr(obj, "mujoco", None) is not None and obj.mujoco.kind != "NONE"
 
 
-def _ref_update(prop: str):
+def _edited(attr: Attr):
+    """`update` callback of an attribute: the element now sets it itself, and the
+    next scan takes the change."""
     def update(self, context):
-        values.forget_ref(self, prop)
+        values.mark_own(self, attr.name)
         changes.property_updated(self, context)
+    return update
+
+
+def _ref_update(attr: Attr):
+    edited = _edited(attr)
+
+    def update(self, context):
+        values.forget_ref(self, attr.prop)
+        edited(self, context)
     return update
 
 
@@ -48,15 +59,16 @@ def _vector_text_prop(attr: Attr):
 
     def set(self, text):
         values.set_vector_text(self, attr, text)
+        values.mark_own(self, attr.name)
         changes.touch(self.id_data)
 
     return StringProperty(name=attr.label, description=_tooltip(attr), get=get, set=set)
 
 
-def _enum_prop(attr: Attr, flags: bool):
+def _enum_prop(attr: Attr, flags: bool, update):
     items = [(ident, label, f"{cname} = {value}", value if flags else i)
              for i, (ident, label, value, cname) in enumerate(enum_items(attr.enum))]
-    kwargs = dict(name=attr.label, description=_tooltip(attr), items=items, update=TOUCH)
+    kwargs = dict(name=attr.label, description=_tooltip(attr), items=items, update=update)
     if flags:
         kwargs["options"] = {"ENUM_FLAG"}
         kwargs["default"] = set(attr.default or ())
@@ -140,41 +152,42 @@ class _Classes:
 
     def _attr_prop(self, attr: Attr):
         t, tip = attr.type, _tooltip(attr)
+        edited = _edited(attr)
         if t in ("float", "float32", "int64"):
             precision = 0 if t == "int64" else 6
             if attr.is_vector:
                 return FloatVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                           precision=precision, update=TOUCH,
+                                           precision=precision, update=edited,
                                            default=tuple(_finite(attr.default, attr.size)))
             return FloatProperty(name=attr.label, description=tip, precision=precision,
-                                 default=_finite(attr.default, 0), update=TOUCH)
+                                 default=_finite(attr.default, 0), update=edited)
         if t == "int":
             if attr.is_vector:
                 return IntVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                         default=tuple(attr.default or (0,) * attr.size), update=TOUCH)
+                                         default=tuple(attr.default or (0,) * attr.size), update=edited)
             return IntProperty(name=attr.label, description=tip, default=attr.default or 0,
-                               update=TOUCH)
+                               update=edited)
         if t == "bool":
             if attr.is_vector:
                 return BoolVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                          update=TOUCH)
+                                          update=edited)
             return BoolProperty(name=attr.label, description=tip, default=bool(attr.default),
-                                update=TOUCH)
+                                update=edited)
         if t in ("enum", "flags"):
-            return _enum_prop(attr, flags=(t == "flags"))
+            return _enum_prop(attr, flags=(t == "flags"), update=edited)
         if t == "string":
             return StringProperty(name=attr.label, description=tip, default=attr.default or "",
-                                  maxlen=attr.size + 1 if attr.size else 0, update=TOUCH)
+                                  maxlen=attr.size + 1 if attr.size else 0, update=edited)
         if t == "ref":
             id_type = ref_id_type(attr)
             if id_type is None:  # a default class, by name
-                return StringProperty(name=attr.label, description=tip, update=TOUCH)
+                return StringProperty(name=attr.label, description=tip, update=edited)
             kwargs = {}
             if id_type == "Object":
                 kwargs["poll"] = _is_mujoco_object
             return PointerProperty(name=attr.label, description=tip,
                                    type=getattr(bpy.types, id_type),
-                                   update=_ref_update(attr.prop), **kwargs)
+                                   update=_ref_update(attr), **kwargs)
         if t == "refvec":
             return CollectionProperty(name=attr.label, description=tip,
                                       type=self.ref_items[ref_id_type(attr) or "Object"])

@@ -160,6 +160,8 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None,
         values.write_keyvalues(group, attr, value)
     else:
         raise TypeError(f"{attr.name}: unknown type {t}")
+    if t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t in ("keyvalues", "stringvec", "refvec"):
+        values.mark_own(group, attr.name)  # raw writes: no bpy update callback does it
 
 
 def _target_kinds(attr: Attr, element, kind):

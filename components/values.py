@@ -256,3 +256,17 @@ def own(group) -> set[str]:
 
 def set_own(group, names) -> None:
     group[OWN] = {str(n): 1 for n in names}
+
+
+def mark_own(group, name: str) -> None:
+    """The element now sets `name` itself (an edit)."""
+    own_ = group.get(OWN)
+    if own_ is None:
+        group[OWN] = {name: 1}
+    else:
+        own_[name] = 1
+
+
+def has_own(group) -> bool:
+    """True when the group records which attributes it sets (imports and edits do)."""
+    return group.get(OWN) is not None

@@ -328,8 +328,9 @@ def test_references_follow_renames_and_report_deleted_targets(clean_scene):
 
 def test_which_attributes_the_element_sets_itself_is_kept(clean_scene, tmp_path):
     group, handle = new_holder("geom", "geom")
-    group.friction = (0.5, 0.01, 0.001)
     assert values.own(group) == set()
+    group.friction = (0.5, 0.01, 0.001)  # an edit: the element now sets it itself
+    assert values.own(group) == {"friction"}
     values.set_own(group, {"friction", "rgba"})
     save_and_reload(tmp_path)
     assert values.own(find_holder("geom", handle)) == {"friction", "rgba"}
