@@ -107,9 +107,7 @@ def test_authored_from_scratch_exports_what_was_set(clean_scene, tmp_path):
                      [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)])
     asset = root.mujoco.model.assets.add()
     asset.block = mesh
-    mesh.mujoco.kind, mesh.mujoco.name = "MESH", "tetra"
-    mesh.mujoco.mesh.uservert = " ".join(str(c) for v in mesh.vertices for c in v.co)
-    mesh.mujoco.mesh.userface = "0 2 1 0 1 3 0 3 2 1 2 3"
+    mesh.mujoco.kind, mesh.mujoco.name = "MESH", "tetra"  # its geometry is the Blender mesh
     tip = element("geom", "tip", upper)
     tip.mujoco.geom.type = "MESH"
     tip.mujoco.geom.meshname = mesh
@@ -123,7 +121,9 @@ def test_authored_from_scratch_exports_what_was_set(clean_scene, tmp_path):
     sensor.mujoco.sensor.objtype = "JOINT"
     sensor.mujoco.sensor.objname = hinge
     model = mujoco.MjModel.from_xml_path(export(tmp_path / "arm.xml"))
+    assert (tmp_path / "assets" / "tetra.stl").exists()
     assert (model.nbody, model.njnt, model.ngeom, model.nmesh, model.nu, model.nsensor) == (2, 1, 2, 1, 1, 1)
+    assert model.mesh_vertnum[0] == 4
     assert model.actuator_gear[0][0] == 2.5
     assert np.allclose(model.jnt_axis[0], (0, -1, 0), atol=1e-6)
     box_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "upper_box")
@@ -185,3 +185,37 @@ def test_copy_assets_copies_the_files_next_to_the_model(clean_scene, tmp_path):
     model = mujoco.MjModel.from_xml_path(str(moved_away / os.path.basename(written)))
     original = mujoco.MjModel.from_xml_path(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"))
     assert model_differences(model, original) == []
+
+
+def test_zip_and_compiled_model_exports(clean_scene, tmp_path):
+    source = os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml")
+    bpy.ops.import_scene.mjcf(filepath=source)
+    zipped = export(tmp_path / "model.zip", file_format="ZIP", save_mjb=True)
+    assert os.path.getsize(zipped) > 1000
+    assert (tmp_path / "model.mjb").exists()
+    compiled = mujoco.MjModel.from_binary_path(str(tmp_path / "model.mjb"))
+    assert model_differences(compiled, mujoco.MjModel.from_xml_path(source)) == []
+
+
+def test_plain_objects_parent_inverses_and_euler_rotations_are_followed(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
+                               bpy.context.scene)
+    body = result.by_id[("body", 1)]
+    geom = result.by_id[("geom", 1)]  # the torso sphere, in body 1
+    holder = bpy.data.objects.new("plain empty", None)  # not a MuJoCo element
+    bpy.context.scene.collection.objects.link(holder)
+    holder.parent = body
+    holder.location = (0.1, 0.0, 0.0)
+    world_before = np.array(geom.matrix_world)
+    geom.parent = holder
+    geom.matrix_parent_inverse = holder.matrix_world.inverted()  # Ctrl+P keeps it in place
+    geom.rotation_mode = "XYZ"
+    geom.rotation_euler = (0.0, 0.0, 0.5)
+    bpy.context.view_layer.update()
+    model = mujoco.MjModel.from_xml_path(export(tmp_path / "moved.xml"))
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    world = np.array(geom.matrix_world)
+    assert np.allclose(data.geom_xpos[1], world[:3, 3], atol=1e-6)
+    assert np.allclose(data.geom_xmat[1].reshape(3, 3), world[:3, :3], atol=1e-6)
+    assert not np.allclose(world, world_before)

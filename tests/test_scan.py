@@ -19,7 +19,8 @@ def model_differences(ours, theirs):
     """[(field, description)] of every numeric mjModel field that differs."""
     out = []
     for field in dir(theirs):
-        if field.startswith("_") or field.startswith(NAME_FIELDS) or field.endswith("pathadr"):
+        if field.startswith("_") or field.startswith(NAME_FIELDS) or field.endswith("pathadr") \
+                or field == "signature":  # a hash MuJoCo sets when compiling, 0 from a .mjb
             continue
         a = getattr(theirs, field)
         if callable(a):
