@@ -463,21 +463,19 @@ class Builder:
     # -------------------------------------------------- flex, skin, others
 
     def _deformables(self):
-        for element in self.spec.flexes:
-            mesh = geometry.flex_mesh(self.model, self.data, element.id, element.name or "flex")
-            obj = self._new_object(element.name, mesh, "flex", "", self.collection)
-            obj.parent = self.root
-            set_material(obj, self.looks.flex_material(element.id))
-            self._register(element, obj, "flex")
-        for element in self.spec.skins:
-            mesh = geometry.skin_mesh(self.model, self.data, element.id, element.name or "skin")
-            obj = self._new_object(element.name, mesh, "skin", "", self.collection)
-            obj.parent = self.root
-            set_material(obj, self.looks.skin_material(element.id))
-            self._register(element, obj, "skin")
-            path = self._resolved_path("skin", element.id)
-            if path:
-                obj.mujoco.skin[RESOLVED_PATH] = path
+        """Flex and skin: mesh objects with world-space vertices, under the root."""
+        for kind, elements, make_mesh, look in (
+                ("flex", self.spec.flexes, geometry.flex_mesh, self.looks.flex_material),
+                ("skin", self.spec.skins, geometry.skin_mesh, self.looks.skin_material)):
+            for element in elements:
+                mesh = make_mesh(self.model, self.data, element.id, element.name or kind)
+                obj = self._new_object(element.name, mesh, kind, "", self.collection)
+                obj.parent = self.root
+                set_material(obj, look(element.id))
+                self._register(element, obj, kind)
+                path = self._resolved_path(kind, element.id)
+                if path:
+                    getattr(obj.mujoco, kind)[RESOLVED_PATH] = path
 
     def _collected(self):
         for kind, (listname, title) in COLLECTED.items():
