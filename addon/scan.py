@@ -149,6 +149,8 @@ class Scanner:
         self.plugin_users: list = []  # property groups that name a plugin
         self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
         self.classed: set[int] = set()  # id() of elements created from their default class
+        self.inline_plugins: list = []  # nameless plugin objects: inline instances
+        self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.blender_meshes: list[str] = []
         self._settings()
@@ -158,6 +160,7 @@ class Scanner:
         self._body(root, spec.worldbody)
         self._activate_plugins()
         self._sections()
+        self._inline_plugin_instances()
         if self.missing:
             raise ScanError("references to deleted objects: " + "; ".join(self.missing))
 
@@ -233,6 +236,9 @@ class Scanner:
         only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
         spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
                                  only=only)
+        if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
+                and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
+            self.inline_users.append((element, group))
         path = group.get(RESOLVED_PATH)
         if path and os.path.exists(path):  # where the import found it, whatever the base folder
             element.file = path
@@ -362,6 +368,27 @@ class Scanner:
             updated += 1
         return updated
 
+    def _inline_plugin_instances(self):
+        """An element whose <plugin> is written inline gets its own instance (config
+        included), paired in file order with the nameless plugin objects; the export
+        writes it as a named <instance> the element refers to (the same model)."""
+        taken = {p.name for p in self.spec.plugins}
+        for element, group in self.inline_users:
+            instance = self.spec.add_plugin()
+            # named: MuJoCo's XML writer crashes on a nameless instance (mujoco 4.0.0)
+            name, n = f"{element.name or 'inline'}_plugin", 1
+            while name in taken:
+                n += 1
+                name = f"{element.name or 'inline'}_plugin{n}"
+            taken.add(name)
+            instance.name = name
+            instance.plugin_name = group.plugin_plugin_name
+            instance.active = True
+            if self.inline_plugins:
+                source = self.inline_plugins.pop(0).mujoco.plugin
+                instance.config = values.read_keyvalues(source, spec_io.KINDS["plugin"].attr("config"))
+            element.plugin = instance  # the binding copies the instance link into the element
+
     def _activate_plugins(self):
         """A plugin's library must be active to compile: any plugin an element uses."""
         names = {o.mujoco.plugin.plugin_name for o in self.sections["plugin"]}
@@ -375,7 +402,10 @@ class Scanner:
             for obj in self.sections[kind]:
                 holder = obj.mujoco
                 if kind == "plugin" and not (holder.name or holder.plugin.plugin_name):
-                    continue  # an empty <extension><plugin/> record: MuJoCo crashes on it
+                    # the instance of a <plugin> written inline in an element (a sensor's):
+                    # MuJoCo's spec lists it nameless; it is given to its user below
+                    self.inline_plugins.append(obj)
+                    continue
                 element = self._add(self.spec, SPEC_ADD[kind], holder)
                 group = getattr(holder, kind)
                 self._copy(group, element, kind, obj)

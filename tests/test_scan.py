@@ -40,9 +40,6 @@ def model_differences(ours, theirs):
 
 # Known gaps, each a real limitation of the scan so far (see the issue notes):
 KNOWN = {
-    # a sensor whose <plugin> instance is declared inline: the scan does not yet
-    # recreate the inline instance the sensor points at
-    "mujoco_model/model/plugin/sensor/touch_grid.xml": "inline plugin instance in a sensor",
     # softfoot.xml, included by scene.xml, sets <compiler angle="radian"> while the
     # scene uses degrees; the scanned spec has one compiler for all elements
     "menagerie/iit_softfoot/scene.xml": "per-file compiler angle units",
