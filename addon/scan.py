@@ -22,7 +22,8 @@ from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
 from ..importer import geometry
-from ..importer.build import ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
+from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
+                              SOURCE)
 
 SPATIAL_ADD = {"body": "add_body", "frame": "add_frame", "joint": "add_joint", "geom": "add_geom",
                "site": "add_site", "camera": "add_camera", "light": "add_light"}
@@ -170,6 +171,9 @@ class Scanner:
         for kind in MODEL_SETTINGS:
             spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind)
         spec_io.props_to_settings(self.model, self.spec, "model")
+        unit = self.model.get(ANGLE_UNIT)
+        if unit is not None:  # included files disagreed on the unit: see importer/build.py
+            self.spec.compiler.degree = bool(unit)
 
     def _defaults(self):
         for item in self.model.defaults:
@@ -303,6 +307,9 @@ class Scanner:
         if seen is not None and list(seen) == now and obj.rotation_mode == "QUATERNION" \
                 and self._plain_parenting(obj):
             spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
+            own_unit = group.get(DEGREE, self.model.get(DEGREE))
+            if own_unit is not None and bool(own_unit) != bool(self.spec.compiler.degree):
+                self._convert_angles(group, kind, element, bool(own_unit))
             return
         # a moved object: its transform, each number as the shortest decimal of its float32
         pos, quat = (np.array([values.shortest_float32(v) for v in part])
@@ -323,6 +330,21 @@ class Scanner:
                 size[1] = np.linalg.norm(np.subtract(authored[3:], authored[:3])) / 2
                 element.size = size
             element.fromto = [float("nan"), 0, 0, 0, 0, 0]
+
+    def _convert_angles(self, group, kind, element, was_degree):
+        """An element written in the other angle unit: its orientation as the
+        quaternion it stood for, a hinge or ball joint's angles converted."""
+        if kind in ("body", "frame", "geom", "site", "camera") and \
+                int(element.alt.type) in (frames.EULER, frames.AXISANGLE):
+            element.quat = frames.resolve_orientation(element.quat, element.alt, was_degree,
+                                                      "".join(self.spec.compiler.eulerseq))
+            element.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
+        if kind == "joint" and int(element.type) in (int(mujoco.mjtJoint.mjJNT_HINGE),
+                                                     int(mujoco.mjtJoint.mjJNT_BALL)):
+            factor = np.pi / 180 if was_degree else 180 / np.pi
+            element.range = np.asarray(element.range) * factor
+            element.ref *= factor
+            element.springref *= factor
 
     def _plain_parenting(self, obj):
         parent = obj.parent

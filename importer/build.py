@@ -49,6 +49,7 @@ JOINT_DISPLAY = {"FREE": "ARROWS", "BALL": "SPHERE", "SLIDE": "SINGLE_ARROW", "H
 LIGHT_TYPES = {"SPOT": "SPOT", "DIRECTIONAL": "SUN", "POINT": "POINT", "IMAGE": "AREA"}
 MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF),
                      int(mujoco.mjtGeom.mjGEOM_HFIELD))
+HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
 HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default
 DATA_COLLECTIONS = ("objects", "meshes", "materials", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
@@ -59,6 +60,8 @@ SOURCE = "_source"  # model group ID property: the imported file
 SEEN_POSE = "_seen_pose"  # element group ID property: location + quaternion as imported
 RESOLVED_PATH = "_resolved_path"  # asset group ID property: the file MuJoCo loaded
 SIGNATURE = "_signature"  # mesh asset group ID property: geometry as imported (see the scan)
+DEGREE = "_degree"  # element group ID property: its own compiler's angle unit, where it differs
+ANGLE_UNIT = "_angle_degree"  # model group ID property: the unit most angles are written in
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
@@ -183,6 +186,7 @@ class Builder:
         self.templates: dict[tuple[str, str], dict] = {}  # (class, kind) -> raw properties
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
         self.order = 0
+        self.mixed_units = False
         self.primitives = geometry.PrimitiveCache()
         self.looks = materials.Looks(model)
         self.scale = max(float(model.stat.extent), 1e-3)
@@ -209,6 +213,8 @@ class Builder:
         self._copy_attributes()
         self._world()
         self._unmark_derived_materials()
+        if self.mixed_units:
+            self._choose_angle_unit()
         for view_layer in self.scene.view_layers:
             view_layer.update()  # world matrices, for callers that read them next
         self.progress(1.0)
@@ -365,6 +371,11 @@ class Builder:
         pos, quat = self._local_pose(element, kind)
         obj.location = pos
         obj.rotation_quaternion = quat
+        compiler = getattr(element, "compiler", None)
+        if compiler is not None and bool(compiler.degree) != bool(self.spec.compiler.degree):
+            # an included file with its own <compiler angle>: the scan needs to know
+            getattr(obj.mujoco, kind)[DEGREE] = int(bool(compiler.degree))
+            self.mixed_units = True
         # what the transform read back as: while it still does, the scan uses the exact pose
         getattr(obj.mujoco, kind)[SEEN_POSE] = list(obj.location) + list(obj.rotation_quaternion)
         self._class(obj.mujoco, element)
@@ -525,6 +536,23 @@ class Builder:
         spline.points.foreach_set("co", coords)
         curve.materials.append(self.looks.tendon_material(tid))
         return curve
+
+    def _choose_angle_unit(self):
+        """Included files disagree on <compiler angle>. The scanned model has one
+        compiler: the unit most angle-carrying elements were written in (joint
+        ranges, euler / axis-angle orientations); the others are converted."""
+        votes = Counter()
+        for joint in self.spec.joints:
+            if int(joint.type) in (HINGE, BALL) and (any(joint.range) or joint.ref or joint.springref):
+                votes[bool(joint.compiler.degree)] += 1
+        for listname in ("bodies", "geoms", "sites", "cameras", "frames"):
+            for element in getattr(self.spec, listname):
+                if int(element.alt.type) in (frames.EULER, frames.AXISANGLE):
+                    votes[bool(element.compiler.degree)] += 1
+        if votes:
+            self.root.mujoco.model[ANGLE_UNIT] = int(votes.most_common(1)[0][0])
+            # elements without their own DEGREE were written in the main file's unit
+            self.root.mujoco.model[DEGREE] = int(bool(self.spec.compiler.degree))
 
     def _unmark_derived_materials(self):
         """Materials the looks derived (an MJCF material in a geom's own rgba) copy

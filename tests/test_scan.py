@@ -40,9 +40,6 @@ def model_differences(ours, theirs):
 
 # Known gaps, each a real limitation of the scan so far (see the issue notes):
 KNOWN = {
-    # softfoot.xml, included by scene.xml, sets <compiler angle="radian"> while the
-    # scene uses degrees; the scanned spec has one compiler for all elements
-    "menagerie/iit_softfoot/scene.xml": "per-file compiler angle units",
 }
 
 
