@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from . import schema_table
@@ -61,13 +62,13 @@ class Attr:
     xml: str = ""  # the MJCF attribute name, where it differs from `name`
     doc: str = ""
 
-    @property
+    @cached_property  # read tens of thousands of times per scan
     def prop(self) -> str:
         """The Blender property identifier of this attribute."""
         ident = self.name.replace(".", "_")
         return ident + "_" if ident in RESERVED or keyword.iskeyword(ident) else ident
 
-    @property
+    @cached_property
     def is_vector(self) -> bool:
         return self.size > 0 and self.type != "string"
 
@@ -92,7 +93,7 @@ class Kind:
                 return a
         raise KeyError(f"{self.name} has no attribute {name!r}")
 
-    @property
+    @cached_property
     def editable(self) -> tuple[Attr, ...]:
         """The attributes held as properties (the pose is the transform)."""
         return tuple(a for a in self.attrs if not a.spatial)

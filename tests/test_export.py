@@ -219,3 +219,15 @@ def test_plain_objects_parent_inverses_and_euler_rotations_are_followed(clean_sc
     assert np.allclose(data.geom_xpos[1], world[:3, 3], atol=1e-6)
     assert np.allclose(data.geom_xmat[1].reshape(3, 3), world[:3, :3], atol=1e-6)
     assert not np.allclose(world, world_before)
+
+
+def test_a_compile_error_selects_the_object_it_names(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
+                               bpy.context.scene)
+    geom = result.by_id[("geom", 1)]
+    geom.mujoco.name = "broken"
+    geom.mujoco.geom.mass = -1.0  # MuJoCo refuses negative masses
+    with pytest.raises(RuntimeError, match="negative"):
+        bpy.ops.export_scene.mjcf(filepath=str(tmp_path / "model.xml"))
+    assert geom.select_get() and bpy.context.view_layer.objects.active == geom
+    assert os.listdir(tmp_path) == []
