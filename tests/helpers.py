@@ -22,6 +22,10 @@ def corpus_models():
         return [row["path"] for row in csv.DictReader(fh, delimiter="\t")]
 
 
+needs_corpus = pytest.mark.skipif(not os.path.exists(os.path.join(CORPUS, "models.tsv")),
+                                  reason=f"no corpus at {CORPUS}")
+
+
 def corpus_params():
     models = corpus_models()
     if not models:

@@ -6,11 +6,14 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from helpers import CORPUS, corpus_params
+from helpers import CORPUS, corpus_params, needs_corpus
 from test_scan import KNOWN, model_differences
 
 from mjblend.components import values
 from mjblend.importer import build
+
+
+pytestmark = needs_corpus  # every test here starts from a corpus model
 
 
 def export(path, **options):

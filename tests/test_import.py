@@ -7,7 +7,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from helpers import CORPUS, corpus_params
+from helpers import CORPUS, corpus_params, needs_corpus
 
 from mjblend.importer import build
 
@@ -207,6 +207,7 @@ def test_groups_3_to_5_are_hidden_and_collision_geoms_told_apart(clean_scene, tm
     assert hidden.display_type == "WIRE" and visual.display_type != "WIRE"
 
 
+@needs_corpus
 def test_model_root_holds_settings(clean_scene):
     root = import_model("mujoco_model/model/humanoid/humanoid.xml")
     spec = mujoco.MjSpec.from_file(os.path.join(CORPUS, "mujoco_model/model/humanoid/humanoid.xml"))
@@ -300,6 +301,7 @@ def test_imported_attributes_are_exactly_mujocos(model, clean_scene):
     assert checked and not errors, f"{len(errors)} differences: {errors[:5]}"
 
 
+@needs_corpus
 def test_texture_pixels_survive_saving_the_blend_file(clean_scene, tmp_path):
     result = build.import_file(os.path.join(CORPUS, "pip/dm_control/suite/cartpole.xml"),
                                bpy.context.scene)

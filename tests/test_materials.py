@@ -23,7 +23,7 @@ import mathutils
 import mujoco
 import numpy as np
 import pytest
-from helpers import corpus_params, load_corpus_spec
+from helpers import corpus_params, load_corpus_spec, needs_corpus
 
 from mjblend.importer import materials
 from mjblend.importer.materials import Looks
@@ -243,6 +243,7 @@ def test_datablocks_are_new_and_cached(clean_scene, path):
     assert len(bpy.data.images) == len(before_imgs) + len(new_imgs)
 
 
+@needs_corpus
 def test_names_given_or_mujocos(clean_scene):
     model = corpus_model("pip/gymnasium/envs/mujoco/assets/ant.xml")
     looks = Looks(model, names={("material", 0): "my plane", ("texture", 1): "my geom texture"})
@@ -252,6 +253,7 @@ def test_names_given_or_mujocos(clean_scene):
     assert looks.texture_image(0).name == "texture 0"  # the unnamed skybox
 
 
+@needs_corpus
 def test_texture_by_reference_is_decoded(clean_scene):
     """compiler passthrough="textures" leaves PNGs by reference (tex_adr -1): mj_loadTexture decodes them."""
     spec = load_corpus_spec("menagerie/skydio_x2/scene.xml")
@@ -298,6 +300,7 @@ def test_rgba_texture_and_pbr_layers(clean_scene):
     assert any(n.bl_idname == "ShaderNodeNormalMap" for n in upstream(bsdf.inputs["Normal"]))
 
 
+@needs_corpus
 def test_collision_material_is_shared_and_translucent(clean_scene):
     looks = Looks(corpus_model("mujoco_model/model/car/car.xml"))
     material = looks.collision_material()
@@ -308,6 +311,7 @@ def test_collision_material_is_shared_and_translucent(clean_scene):
 # ----------------------------------------------------------------------------- pictures
 
 
+@needs_corpus
 def test_workbench_renders_a_corpus_material(clean_scene, tmp_path):
     model = corpus_model("pip/dm_control/suite/cartpole.xml")
     looks = Looks(model)

@@ -6,7 +6,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from helpers import CORPUS, corpus_params
+from helpers import CORPUS, corpus_params, needs_corpus
 
 from mjblend.addon import scan
 from mjblend.importer import build
@@ -58,6 +58,7 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
 # ------------------------------------------------------------------ the cache
 
 
+@needs_corpus
 def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
                                bpy.context.scene)
