@@ -142,6 +142,10 @@ class Scanner:
         self.root, self.warnings = root, warnings
         self.model = root.mujoco.model
         self.spec = spec = mujoco.MjSpec()
+        # Object.children walks all of bpy.data.objects on every call: one pass instead
+        self.children: dict[int, list] = {}
+        for obj in root.children_recursive:
+            self.children.setdefault(obj.parent.as_pointer(), []).append(obj)
         spec.modelname = root.mujoco.name or root.name
         source = self.model.get(SOURCE)
         if source:
@@ -270,7 +274,7 @@ class Scanner:
     def _gather(self, obj, parent, frames_of, members):
         """Walk `obj`'s children down through frames (not bodies): create the
         frames, collect the other members with the Mjs body/frame they go in."""
-        for child in sorted(obj.children, key=_order):
+        for child in sorted(self.children.get(obj.as_pointer(), ()), key=_order):
             kind = child.mujoco.kind.lower()
             if kind == "frame":
                 frame = self._spatial(child, kind, parent)

@@ -88,10 +88,19 @@ class Kind:
     path: str | None = None  # spec-level settings: python path from the MjSpec
 
     def attr(self, name: str) -> Attr:
-        for a in self.attrs:
-            if a.name == name:
-                return a
-        raise KeyError(f"{self.name} has no attribute {name!r}")
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"{self.name} has no attribute {name!r}") from None
+
+    @cached_property
+    def _by_name(self) -> dict[str, Attr]:
+        return {a.name: a for a in self.attrs}
+
+    @cached_property
+    def spatial(self) -> tuple[Attr, ...]:
+        """The pose attributes (held by the object transform)."""
+        return tuple(a for a in self.attrs if a.spatial)
 
     @cached_property
     def editable(self) -> tuple[Attr, ...]:

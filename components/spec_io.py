@@ -38,7 +38,7 @@ def get_attr(element: Any, attr: Attr):
 
 
 def set_attr(element: Any, attr: Attr, value) -> None:
-    owner, leaf = _resolve(element, attr.name)
+    owner, leaf = (element, attr.name) if "." not in attr.name else _resolve(element, attr.name)
     if attr.type in ("enum", "flags"):
         current = getattr(owner, leaf)
         value = int(value) if isinstance(current, int) and not hasattr(current, "name") \
@@ -256,8 +256,8 @@ def read_pose(group, kind: str | Kind) -> dict:
     if stored is None:
         return {}
     out = {}
-    for attr in _kind(kind).attrs:
-        if attr.spatial and attr.prop in stored:
+    for attr in _kind(kind).spatial:
+        if attr.prop in stored:
             raw = stored[attr.prop]
             if attr.type == "enum":
                 out[attr.name] = int(raw)
