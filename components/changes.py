@@ -7,6 +7,8 @@ Kept outside bpy data: it is bookkeeping of this Blender session only.
 
 from __future__ import annotations
 
+import contextlib
+
 _touched: set[int] = set()  # as_pointer() of IDs whose MuJoCo properties changed
 _moved: set[int] = set()  # IDs the depsgraph says moved or changed shape (maybe only
                           # because a parent moved: the scan checks their own transform)
@@ -30,6 +32,25 @@ def take() -> tuple[set[int], set[int]]:
     return out
 
 
+_quiet = 0  # > 0 while a bulk writer (the importer) fills properties
+
+
+@contextlib.contextmanager
+def quiet():
+    """Bulk writes that are not user edits: no own-attribute or change tracking."""
+    global _quiet
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
+
+
+def is_quiet() -> bool:
+    return _quiet > 0
+
+
 def property_updated(self, _context) -> None:
     """`update` callback of every generated property."""
-    touch(self.id_data)
+    if not _quiet:
+        touch(self.id_data)

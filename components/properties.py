@@ -38,6 +38,8 @@ def _edited(attr: Attr):
     """`update` callback of an attribute: the element now sets it itself, and the
     next scan takes the change."""
     def update(self, context):
+        if changes.is_quiet():
+            return
         values.mark_own(self, attr.name)
         changes.property_updated(self, context)
     return update

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import values
+from . import changes, values
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind, enum_ident,
                      referenced_kind, selector_fields)
 
@@ -160,7 +160,8 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None,
         values.write_keyvalues(group, attr, value)
     else:
         raise TypeError(f"{attr.name}: unknown type {t}")
-    if t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t in ("keyvalues", "stringvec", "refvec"):
+    if (t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t in ("keyvalues", "stringvec", "refvec")) \
+            and not changes.is_quiet():
         values.mark_own(group, attr.name)  # raw writes: no bpy update callback does it
 
 

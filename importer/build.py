@@ -26,7 +26,7 @@ import bpy
 import mujoco
 import numpy as np
 
-from ..components import spec_io, values
+from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
 from . import defaults, geometry, materials, names
@@ -158,7 +158,7 @@ def import_file(filepath: str, scene: bpy.types.Scene,
     filepath = os.path.abspath(filepath)
     warnings: list[str] = []
     spec, model, data = load(filepath, warnings)
-    with transaction():
+    with transaction(), changes.quiet():  # the import sets `own` itself
         try:
             result = Builder(spec, model, data, filepath, scene, progress or (lambda f: None)).build()
         except ImportFailed:
