@@ -249,8 +249,11 @@ class Builder:
                 start = self.templates[(parent, kind)] if parent in found \
                     else builtin_template(kind, classes)
                 item[kind].update(start)
-                spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
                 values.set_own(group, own)
+                if not own:  # most classes leave most kinds alone: the parent's copy will do
+                    self.templates[(name, kind)] = start
+                    continue
+                spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
                 self.templates[(name, kind)] = _template(item[kind])
             found[name] = default
 
