@@ -178,6 +178,3 @@ def enum_ident(enum: str, value: int) -> str:
             return item[0]
     raise ValueError(f"{int(value)} is not a value of {enum}")
 
-
-def all_kinds() -> tuple[str, ...]:
-    return tuple(KINDS)

@@ -103,11 +103,3 @@ def axis_of(rotation_quat) -> np.ndarray:
     out = np.zeros(3)
     mujoco.mju_rotVecQuat(out, np.array([0.0, 0.0, 1.0]), np.asarray(rotation_quat, dtype=float))
     return out
-
-
-def compose(pos_a, quat_a, pos_b, quat_b) -> tuple[np.ndarray, np.ndarray]:
-    """Pose a ∘ b (b given in a's frame)."""
-    pos, quat = np.zeros(3), np.zeros(4)
-    mujoco.mju_mulPose(pos, quat, np.asarray(pos_a, float), np.asarray(quat_a, float),
-                       np.asarray(pos_b, float), np.asarray(quat_b, float))
-    return pos, quat
