@@ -217,6 +217,9 @@ class Builder:
             self._choose_angle_unit()
         for view_layer in self.scene.view_layers:
             view_layer.update()  # world matrices, for callers that read them next
+        if self._aim_trackers():
+            for view_layer in self.scene.view_layers:
+                view_layer.update()
         self.progress(1.0)
         self.counts["model"] = 0
         return ImportResult(self.root, self.collection, self.counts, by_id=self.by_id)
@@ -539,6 +542,30 @@ class Builder:
         spline.points.foreach_set("co", coords)
         curve.materials.append(self.looks.tendon_material(tid))
         return curve
+
+    def _aim_trackers(self) -> bool:
+        """Cameras and lights that follow a target body (mode targetbody*) face it as
+        MuJoCo aims them at qpos0. The authored orientation stays the exact pose the
+        scan writes, since the transform reads back what is recorded here."""
+        from mathutils import Matrix, Vector
+
+        fixed = {int(mujoco.mjtCamLight.mjCAMLIGHT_FIXED), int(mujoco.mjtCamLight.mjCAMLIGHT_TRACK),
+                 int(mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM)}
+        aimed = []
+        for i in range(self.model.ncam):
+            if int(self.model.cam_mode[i]) not in fixed and ("camera", i) in self.by_id:
+                world = Matrix(self.data.cam_xmat[i].reshape(3, 3).tolist())
+                aimed.append((self.by_id[("camera", i)], "camera", world))
+        for i in range(self.model.nlight):
+            if int(self.model.light_mode[i]) not in fixed and ("light", i) in self.by_id:
+                # a light shines along its local -Z: the rotation taking -Z to MuJoCo's dir
+                world = Vector(self.data.light_xdir[i]).to_track_quat("-Z", "Y").to_matrix()
+                aimed.append((self.by_id[("light", i)], "light", world))
+        for obj, kind, world in aimed:
+            parent = obj.parent.matrix_world.to_3x3() if obj.parent else Matrix.Identity(3)
+            obj.rotation_quaternion = (parent.inverted() @ world).to_quaternion()
+            getattr(obj.mujoco, kind)[SEEN_POSE] = list(obj.location) + list(obj.rotation_quaternion)
+        return bool(aimed)
 
     def _choose_angle_unit(self):
         """Included files disagree on <compiler angle>. The scanned model has one
