@@ -114,6 +114,20 @@ def write_stl(path, vertices, triangles) -> None:
         fh.write(record.tobytes())
 
 
+def write_obj(path, vertices, triangles, texcoords) -> None:
+    """Wavefront OBJ with per-vertex texture coordinates (MuJoCo flips v on reading
+    OBJ files, so v is written flipped back)."""
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3) + 1
+    uv = np.asarray(texcoords, dtype=np.float64).reshape(-1, 2)
+    lines = ["# MJBlend mesh"]
+    lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in v.tolist()]
+    lines += [f"vt {a!r} {1.0 - b!r}" for a, b in uv.tolist()]
+    lines += [f"f {a}/{a} {b}/{b} {c}/{c}" for a, b, c in t.tolist()]
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
 def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=()) -> dict[str, str]:
     """Give every asset an absolute file path that exists now (so MuJoCo's writer,
     which compiles, finds it) and return {that path: the path the written file uses}.
@@ -131,9 +145,14 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=())
             source = getattr(element, "file", "")
             if listname == "meshes" and element.name in blender_meshes and len(element.userface):
                 os.makedirs(assets, exist_ok=True)
-                target = _unique_name(assets, f"{element.name or 'mesh'}.stl", taken)
-                write_stl(target, element.uservert, element.userface)
-                element.uservert, element.userface = [], []
+                textured = len(element.usertexcoord) > 0  # UVs need OBJ; STL has none
+                target = _unique_name(assets, f"{element.name or 'mesh'}.{'obj' if textured else 'stl'}",
+                                      taken)
+                if textured:
+                    write_obj(target, element.uservert, element.userface, element.usertexcoord)
+                else:
+                    write_stl(target, element.uservert, element.userface)
+                element.uservert, element.userface, element.usertexcoord = [], [], []
                 element.file = target
                 final[target] = os.path.relpath(target, staging)
                 continue

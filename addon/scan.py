@@ -219,12 +219,16 @@ class Scanner:
             if group.get(SIGNATURE) else bool(element.file or len(element.uservert))
         if untouched or not len(mesh.vertices):
             return
-        verts, tris = geometry.triangles(mesh)
+        if mesh.uv_layers.active is not None:
+            verts, tris, texcoords = geometry.textured_triangles(mesh)
+        else:
+            (verts, tris), texcoords = geometry.triangles(mesh), np.zeros((0, 2))
         self.blender_meshes.append(element.name)
         element.file = ""
         element.uservert = verts.ravel().tolist()
         element.userface = tris.ravel().tolist()
-        element.usernormal, element.usertexcoord = [], []
+        element.usertexcoord = texcoords.ravel().tolist()
+        element.usernormal = []
         element.userfacenormal, element.userfacetexcoord = [], []
         element.scale = [1.0, 1.0, 1.0]  # Blender's vertices are already scaled and placed
         element.refpos, element.refquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]

@@ -561,3 +561,21 @@ def triangles(mesh) -> tuple[np.ndarray, np.ndarray]:
     tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
     mesh.loop_triangles.foreach_get("vertices", tris)
     return coords.reshape(-1, 3).astype(float), tris.reshape(-1, 3)
+
+
+def textured_triangles(mesh):
+    """(vertices, triangles, texcoords) of a mesh with a UV map, for MuJoCo's per-vertex
+    texcoords: a vertex is split where its corners carry different UVs. Texcoords
+    are MuJoCo's (v = 1 - Blender's v; the import flipped them the other way)."""
+    verts, tris = triangles(mesh)
+    loops = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+    mesh.loop_triangles.foreach_get("loops", loops)
+    uv = np.empty(len(mesh.loops) * 2, np.float32)
+    mesh.uv_layers.active.data.foreach_get("uv", uv)
+    corner_uv = uv.reshape(-1, 2)[loops]
+    keys = np.column_stack([tris.ravel(), corner_uv.view(np.int32)])  # exact float bits
+    unique, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    new_verts = verts[unique[:, 0]]
+    texcoords = corner_uv[first].astype(float)
+    texcoords[:, 1] = 1.0 - texcoords[:, 1]
+    return new_verts, inverse.reshape(-1, 3), texcoords

@@ -234,3 +234,23 @@ def test_a_compile_error_selects_the_object_it_names(clean_scene, tmp_path):
         bpy.ops.export_scene.mjcf(filepath=str(tmp_path / "model.xml"))
     assert geom.select_get() and bpy.context.view_layer.objects.active == geom
     assert os.listdir(tmp_path) == []
+
+
+def test_an_edited_mesh_with_uvs_is_written_as_obj_and_keeps_them(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "menagerie/skydio_x2/scene.xml"), bpy.context.scene)
+    mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
+    name = mesh.mujoco.name
+    assert mesh.uv_layers, "the Skydio body mesh has texture coordinates"
+    mesh.vertices[0].co.x += 0.01
+    uv = np.empty(len(mesh.loops) * 2, np.float32)
+    mesh.uv_layers.active.data.foreach_get("uv", uv)
+    written = export(tmp_path / "edited.xml")
+    assert (tmp_path / "assets" / f"{name}.obj").exists()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    again = build.import_file(written, bpy.context.scene)
+    reread = next(b for (kind, _), b in again.by_id.items() if kind == "mesh" and b.mujoco.name == name)
+    uv2 = np.empty(len(reread.loops) * 2, np.float32)
+    reread.uv_layers.active.data.foreach_get("uv", uv2)
+    # the same set of UVs comes back (corners may be ordered differently)
+    assert np.allclose(np.unique(uv.reshape(-1, 2).round(5), axis=0),
+                       np.unique(uv2.reshape(-1, 2).round(5), axis=0), atol=1e-5)
