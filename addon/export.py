@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import zipfile
 from xml.sax.saxutils import escape
 
 import mujoco
@@ -132,8 +133,9 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=())
     """Give every asset an absolute file path that exists now (so MuJoCo's writer,
     which compiles, finds it) and return {that path: the path the written file uses}.
 
-    Meshes made or edited in Blender (inline vertices, no file) become binary STL
-    files in assets/; with `copy`, every referenced file is copied there too."""
+    Meshes made or edited in Blender (inline vertices, no file) become files in
+    assets/ (binary STL, or OBJ to keep texture coordinates); with `copy`, every
+    referenced file is copied there too."""
     spec.compiler.meshdir = ""
     spec.compiler.texturedir = ""
     final: dict[str, str] = {}
@@ -176,8 +178,10 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=())
 
 def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, scene_objects=(),
           blender_meshes=()):
-    """Write `spec` to `filepath` (MJCF or zip); nothing is written unless all of it works."""
+    """Write `spec` to `filepath` (MJCF or zip); nothing is written unless all of it works.
+    A zip holds the MJCF and copies of all its asset files (MjSpec.from_zip reads it)."""
     folder = os.path.dirname(os.path.abspath(filepath))
+    copy_assets = copy_assets or as_zip
     if not os.path.isdir(folder):
         raise ExportFailed(f"{folder}: no such folder")
     if not os.access(folder, os.W_OK):
@@ -188,25 +192,30 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
     except OSError as error:
         raise ExportFailed(f"{folder}: cannot write there ({error.strerror})") from None
     try:
-        staged = os.path.join(staging, os.path.basename(filepath))
+        stem = os.path.splitext(os.path.basename(filepath))[0]
+        staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
         final = place_assets(spec, folder, staging, copy_assets, set(blender_meshes))
         spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
         spec.compiler.savecanonical = False
         try:
-            if as_zip:
-                spec.to_zip(staged)
-            else:
-                text = spec.to_xml()
-                for now, later in final.items():  # the paths the written file will use
-                    text = text.replace(f'file="{escape(now)}"', f'file="{escape(later)}"')
-                with open(staged, "w", encoding="utf-8") as fh:
-                    fh.write(text)
+            text = spec.to_xml()
         except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer
             raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
                 from None
+        for now, later in final.items():  # the paths the written file will use
+            text = text.replace(f'file="{escape(now)}"', f'file="{escape(later)}"')
+        with open(staged, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if as_zip:  # the MJCF and its assets/ folder, and nothing else, in one file
+            bundle = os.path.join(staging, os.path.basename(filepath))
+            with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+                archive.write(staged, os.path.basename(staged))
+                for path in final:
+                    archive.write(path, final[path])
+            os.remove(staged)
+            shutil.rmtree(os.path.join(staging, "assets"), ignore_errors=True)
         if save_mjb:
-            mujoco.mj_saveModel(model, os.path.join(staging, os.path.splitext(
-                os.path.basename(filepath))[0] + ".mjb"))
+            mujoco.mj_saveModel(model, os.path.join(staging, stem + ".mjb"))
         for name in os.listdir(staging):  # everything worked: move it into place
             target = os.path.join(folder, name)
             if os.path.isdir(os.path.join(staging, name)):
