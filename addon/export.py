@@ -43,9 +43,9 @@ def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = No
         raise ExportFailed("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
+        made: list[str] = []
         try:
-            specs.append((root, scan.scan_model(root, warnings, made := [])))
-            specs[-1] += (made,)
+            specs.append((root, scan.scan_model(root, warnings, made), made))
         except scan.ScanError as error:
             raise ExportFailed(f"{root.name}: {error}", error.objects or [root]) from None
     if len(specs) == 1:
@@ -61,7 +61,9 @@ def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = No
     for root, spec, made in specs:
         prefix = _prefix(root.name, used)
         blender_meshes.extend(prefix + name for name in made)
-        frame = main.worldbody.add_frame()
+        # each model where its root stands in the scene, so copies can stand side by side
+        loc, rot, _scale = root.matrix_world.decompose()
+        frame = main.worldbody.add_frame(pos=list(loc), quat=list(rot))
         main.attach(spec, prefix=prefix, frame=frame)
     return main
 

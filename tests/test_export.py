@@ -82,6 +82,15 @@ def test_two_copies_of_one_robot_get_prefixed_names(clean_scene, tmp_path):
     names = {mujoco.mj_id2name(both, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(1, both.nbody)}
     assert any(n.startswith(first.name.replace(" ", "_")) for n in names if n)
     assert len([n for n in names if n]) == len({n for n in names if n})
+    # each copy stands where its root does: the second 3 m along x
+    torso = mujoco.mj_name2id(single, mujoco.mjtObj.mjOBJ_BODY, "torso")
+    copies = [i for i in range(1, both.nbody) if (mujoco.mj_id2name(both, mujoco.mjtObj.mjOBJ_BODY, i)
+                                                 or "").endswith("torso")]
+    data = mujoco.MjData(both)
+    mujoco.mj_kinematics(both, data)
+    xs = sorted(float(data.xpos[i][0]) for i in copies)
+    assert len(copies) == 2 and torso > 0
+    assert xs[1] - xs[0] == pytest.approx(3.0, abs=1e-6)
 
 
 def test_authored_from_scratch_exports_what_was_set(clean_scene, tmp_path):
