@@ -542,22 +542,32 @@ __all__ = ["PrimitiveCache", "mesh_asset", "mesh_vertices_authored", "hfield_mes
            "flex_mesh", "skin_mesh", "skin_vertices", "sdf_or_plugin_mesh"]
 
 
+def _coords_and_corners(mesh) -> tuple[np.ndarray, np.ndarray]:
+    """Vertex positions (float32, flat) and the vertex of every face corner, read
+    through the attribute fast path where Blender has it (as `_new_mesh` writes)."""
+    coords = np.empty(len(mesh.vertices) * 3, np.float32)
+    corners = np.empty(len(mesh.loops), np.int32)
+    if _ATTRIBUTE_MESH:
+        mesh.attributes["position"].data.foreach_get("vector", coords)
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
+    else:
+        mesh.vertices.foreach_get("co", coords)
+        mesh.loops.foreach_get("vertex_index", corners)
+    return coords, corners
+
+
 def mesh_signature(mesh) -> str:
     """A fingerprint of a mesh's vertices and faces: equal while nobody edits it."""
     import hashlib
 
-    coords = np.empty(len(mesh.vertices) * 3, np.float32)
-    mesh.vertices.foreach_get("co", coords)
-    corners = np.empty(len(mesh.loops), np.int32)
-    mesh.loops.foreach_get("vertex_index", corners)
-    return hashlib.sha1(coords.tobytes() + corners.tobytes()).hexdigest()
+    coords, corners = _coords_and_corners(mesh)
+    return hashlib.blake2b(coords.tobytes() + corners.tobytes(), digest_size=16).hexdigest()
 
 
 def triangles(mesh) -> tuple[np.ndarray, np.ndarray]:
     """(vertices (V, 3), triangles (T, 3)) of a Blender mesh, as MuJoCo takes them."""
     mesh.calc_loop_triangles()
-    coords = np.empty(len(mesh.vertices) * 3, np.float32)
-    mesh.vertices.foreach_get("co", coords)
+    coords, _corners = _coords_and_corners(mesh)
     tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
     mesh.loop_triangles.foreach_get("vertices", tris)
     return coords.reshape(-1, 3).astype(float), tris.reshape(-1, 3)
