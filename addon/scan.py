@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+import bpy
 import mujoco
 import numpy as np
 from mathutils import Matrix
@@ -96,9 +97,8 @@ def cached_spec(root, warnings: list[str] | None = None):
     objects added, removed, reparented, renamed or re-classed), else the number
     of elements updated in place (0: nothing changed, the spec is reused)."""
     try:
-        import bpy
         bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
-    except Exception:  # no context (rare in scripts): property edits are still tracked
+    except (AttributeError, RuntimeError):  # no context: property edits are still tracked
         pass
     touched, moved = changes.take()
     for entry in _CACHE.values():
@@ -267,28 +267,28 @@ class Scanner:
 
         Frames come first; then every element of the body, whichever frame it sits
         in, in MuJoCo id order, so that the compiled ids are the original ones."""
-        frames_of, members = {}, []
-        self._gather(obj, body, frames_of, members)
+        members = []
+        self._gather(obj, body, members)
         for child, parent in sorted(members, key=lambda m: _order(m[0])):
             kind = child.mujoco.kind.lower()
             element = self._spatial(child, kind, parent)
             if kind == "body":
                 self._body(child, element)
 
-    def _gather(self, obj, parent, frames_of, members):
+    def _gather(self, obj, parent, members):
         """Walk `obj`'s children down through frames (not bodies): create the
         frames, collect the other members with the Mjs body/frame they go in."""
         for child in sorted(self.children.get(obj.as_pointer(), ()), key=_order):
             kind = child.mujoco.kind.lower()
             if kind == "frame":
                 frame = self._spatial(child, kind, parent)
-                self._gather(child, frame, frames_of, members)
+                self._gather(child, frame, members)
             elif kind in SPATIAL_ADD:
                 members.append((child, parent))
             elif kind in self.sections:
                 self.sections[kind].append(child)
             elif kind == "none":
-                self._gather(child, parent, frames_of, members)  # a plain object in between
+                self._gather(child, parent, members)  # a plain object in between
             else:
                 raise ScanError(f"{child.name}: a {kind} cannot sit inside a body", [child])
 
