@@ -25,6 +25,7 @@ from typing import Callable
 import bpy
 import mujoco
 import numpy as np
+from mathutils import Matrix, Vector
 
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
@@ -277,16 +278,9 @@ class Builder:
 
     def _asset(self, element, block, kind):
         self.root.mujoco.model.assets.add().block = block
-        path = self._resolved_path(kind, element.id)
-        if path:  # where MuJoCo found the file (includes and attach change the base folder)
-            getattr(block.mujoco, kind)[RESOLVED_PATH] = path
         block.mujoco.kind = kind.upper()
         block.mujoco.name = element.name
-        self._class(block.mujoco, element)
-        self.copies.append((element, block, kind, None))
-        self.ids[(kind, element.name)] = block
-        self.by_id[(kind, element.id)] = block
-        self.counts[kind] += 1
+        self._register(element, block, kind)
 
     def _resolved_path(self, kind, index):
         field = {"mesh": "mesh_pathadr", "hfield": "hfield_pathadr", "texture": "tex_pathadr",
@@ -358,8 +352,7 @@ class Builder:
             set_material(obj, self.looks.site_material(gid))
             obj.display_type = "SOLID"
             if int(site.group) in HIDDEN_GROUPS:
-                obj.hide_set(True)
-                obj.hide_render = True
+                hide(obj)
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
         for light in body.lights:
@@ -384,13 +377,7 @@ class Builder:
             self.mixed_units = True
         # what the transform read back as: while it still does, the scan uses the exact pose
         getattr(obj.mujoco, kind)[SEEN_POSE] = list(obj.location) + list(obj.rotation_quaternion)
-        self._class(obj.mujoco, element)
-        self.copies.append((element, obj, kind, None))
-        self.ids[(kind, element.name)] = obj
-        self.by_id[(kind, element.id)] = obj
-        self.counts[kind] += 1
-        if element.id >= 0:  # the scan adds siblings in this order, so ids come out the same
-            obj[ORDER] = int(element.id)
+        self._register(element, obj, kind)
         return obj
 
     def _local_pose(self, element, kind):
@@ -439,8 +426,7 @@ class Builder:
         group = int(self.model.geom_group[gid])
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
         if group in HIDDEN_GROUPS:
-            obj.hide_set(True)
-            obj.hide_render = True  # as MuJoCo's viewer shows it, in renders too
+            hide(obj)
             if collides:
                 obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
@@ -490,9 +476,6 @@ class Builder:
                 obj.parent = self.root
                 set_material(obj, look(element.id))
                 self._register(element, obj, kind)
-                path = self._resolved_path(kind, element.id)
-                if path:
-                    getattr(obj.mujoco, kind)[RESOLVED_PATH] = path
 
     def _collected(self):
         for kind, (listname, title) in COLLECTED.items():
@@ -509,12 +492,18 @@ class Builder:
                         obj.mujoco.tendon.path.add()
                         self.copies.append((wrap, obj, "wrap", i))
 
-    def _register(self, element, obj, kind):
-        obj[ORDER] = int(element.id)
-        self._class(obj.mujoco, element)
-        self.copies.append((element, obj, kind, None))
-        self.ids[(kind, element.name)] = obj
-        self.by_id[(kind, element.id)] = obj
+    def _register(self, element, block, kind):
+        """What every imported element gets: its class, its place in the attribute
+        pass, lookups by name and id, its MuJoCo order and its file, if any."""
+        if element.id >= 0 and isinstance(block, bpy.types.Object):
+            block[ORDER] = int(element.id)  # the scan adds siblings in this order: same ids
+        path = self._resolved_path(kind, element.id)
+        if path:  # where MuJoCo found the file (includes and attach change the base folder)
+            getattr(block.mujoco, kind)[RESOLVED_PATH] = path
+        self._class(block.mujoco, element)
+        self.copies.append((element, block, kind, None))
+        self.ids[(kind, element.name)] = block
+        self.by_id[(kind, element.id)] = block
         self.counts[kind] += 1
 
     def _child_collection(self, title):
@@ -547,8 +536,6 @@ class Builder:
         """Cameras and lights that follow a target body (mode targetbody*) face it as
         MuJoCo aims them at qpos0. The authored orientation stays the exact pose the
         scan writes, since the transform reads back what is recorded here."""
-        from mathutils import Matrix, Vector
-
         fixed = {int(mujoco.mjtCamLight.mjCAMLIGHT_FIXED), int(mujoco.mjtCamLight.mjCAMLIGHT_TRACK),
                  int(mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM)}
         aimed = []
@@ -628,6 +615,12 @@ class Builder:
 
     def _label(self):
         return os.path.basename(self.filepath)
+
+
+def hide(obj) -> None:
+    """Hidden as MuJoCo's viewer hides groups 3-5: in the viewport and in renders."""
+    obj.hide_set(True)
+    obj.hide_render = True
 
 
 def set_material(obj, material) -> None:
