@@ -23,7 +23,6 @@ from .schema import (DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, OBJECT_KI
 
 PREFIX = "MJBLEND_PG_"
 TOUCH = changes.property_updated  # every edit marks its datablock for the next scan
-MAX_VECTOR = 32  # bpy vector properties hold at most 32 items
 
 
 def _tooltip(attr: Attr) -> str:
@@ -56,13 +55,14 @@ def _ref_update(attr: Attr):
 
 def _vector_text_prop(attr: Attr):
     """An editable text view ("0 1 2.5") of a variable-length array."""
+    edited = _edited(attr)
+
     def get(self):
         return values.vector_text(self, attr)
 
     def set(self, text):
         values.set_vector_text(self, attr, text)
-        values.mark_own(self, attr.name)
-        changes.touch(self.id_data)
+        edited(self, None)
 
     return StringProperty(name=attr.label, description=_tooltip(attr), get=get, set=set)
 
@@ -115,8 +115,7 @@ class _Classes:
                                            description="Default classes of the model"),
             "active_default": IntProperty(options={"HIDDEN"}),
         })
-        self.object_holder = self._holder("object", OBJECT_KINDS)
-        self.holders = {"Object": self.object_holder}
+        self.holders = {"Object": self._holder("object", OBJECT_KINDS)}
         for id_type in sorted(set(DATA_KINDS.values())):
             kinds = tuple(k for k, t in DATA_KINDS.items() if t == id_type)
             self.holders[id_type] = self._holder(id_type.lower(), kinds)
@@ -131,9 +130,7 @@ class _Classes:
         for attr in KINDS[kind].editable:
             annotations[attr.prop] = self._attr_prop(attr)
         annotations.update(extra or {})
-        cls = self._make(PREFIX + kind, annotations)
-        cls.mjcf_kind = kind
-        return cls
+        return self._make(PREFIX + kind, annotations)
 
     def _holder(self, what: str, kinds) -> type:
         items = [("NONE", "None", "Not a MuJoCo element", 0)]
