@@ -54,14 +54,12 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
             imported.append(result.root)
         if not imported:
             return {"CANCELLED"}
-        context.view_layer.update()  # let the view layer see the new collections
-        for obj in context.view_layer.objects:
+        for obj in context.view_layer.objects:  # import_file updated the view layers
             obj.select_set(False)
         for root in imported:
             root.select_set(True)
             context.view_layer.objects.active = root
         return {"FINISHED"}
-
 
 
 class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
