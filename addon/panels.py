@@ -1,13 +1,11 @@
 """MuJoCo panels of the Properties editor (Object, Mesh data, Material) and of
 the Image editor's sidebar, all drawn from the schema table.
 
-Nothing here names a single attribute: sections are formed by the name
-patterns in SECTIONS, widgets by attribute type.
+Nothing here names a single attribute: sections are the groups MuJoCo's own
+headers put the fields in (the schema's `section`), widgets follow the type.
 """
 
 from __future__ import annotations
-
-from fnmatch import fnmatch
 
 import bpy
 
@@ -15,38 +13,15 @@ from ..components import values
 from .scan import model_of
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
 
-# Collapsible sections, first match wins; unmatched attributes stay on top.
-SECTIONS = (
-    ("Plugin", ("plugin.*",)),
-    ("Inertia", ("mass", "density", "inertia", "fullinertia", "ipos", "iquat", "ialt.*",
-                 "typeinertia", "explicitinertial", "gravcomp", "armature", "shellinertia",
-                 "inertia*", "balanceinertia", "boundmass", "boundinertia", "settotalmass")),
-    ("Limits", ("*limited", "*range", "*range[0-9]", "margin", "solref_limit", "solimp_limit",
-                "lengthrange")),
-    ("Contact", ("con*", "priority", "friction", "solmix", "solref", "solimp", "gap",
-                 "adhesion", "surfacevel", "selfcollide", "internal", "activelayers",
-                 "passive", "vertcollide")),
-    ("Appearance", ("rgba", "material", "group", "castshadow", "emission", "specular",
-                    "shininess", "reflectance", "metallic", "roughness", "texrepeat",
-                    "texuniform", "width", "*rgb*", "radius", "flatskin")),
-    ("User Data", ("userdata",)),
-)
 SETTINGS_TITLES = {k: k.replace("_", " ").title() for k in MODEL_SETTINGS}
 MAX_LIST_ROWS = 16
 MAX_TEXT_VALUES = 64
 
 
-def section_of(attr: Attr) -> str:
-    for title, patterns in SECTIONS:
-        if any(fnmatch(attr.name, p) for p in patterns):
-            return title
-    return ""
-
-
-def _section(layout, idname: str, title: str):
+def _section(layout, idname: str, title: str, closed: bool = True):
     """A collapsible sub-layout (Blender 4.1+) or, on older Blender, a titled box."""
     if hasattr(layout, "panel"):
-        header, body = layout.panel(idname, default_closed=True)
+        header, body = layout.panel(idname, default_closed=closed)
         header.label(text=title)
         return body
     box = layout.box()
@@ -101,20 +76,19 @@ def draw_attr(layout, group, attr: Attr, model=None) -> None:
 
 
 def draw_kind(layout, group, kind: str, idprefix: str, model=None) -> None:
-    """Every editable attribute of `kind`, the less common ones in sections."""
+    """Every editable attribute of `kind`: ungrouped ones on top, then one
+    collapsible section per group of MuJoCo's header, in its order."""
     by_section: dict[str, list[Attr]] = {}
     for attr in KINDS[kind].editable:
-        by_section.setdefault(section_of(attr), []).append(attr)
+        by_section.setdefault(attr.section, []).append(attr)
     col = layout.column()
     col.use_property_split = True
     col.use_property_decorate = False
     for attr in by_section.pop("", []):
         draw_attr(col, group, attr, model)
-    for title, _ in SECTIONS:
-        attrs = by_section.get(title)
-        if not attrs:
-            continue
-        body = _section(layout, f"{idprefix}_{kind}_{title}", title)
+    for section, attrs in by_section.items():
+        title = section[:1].upper() + section[1:]
+        body = _section(layout, f"{idprefix}_{kind}_{section}", title, closed=False)
         if body is None:
             continue
         body.use_property_split = True

@@ -60,6 +60,7 @@ class Attr:
     spatial: bool = False  # part of the pose: the Blender transform holds it
     path: str | None = None  # spec-level settings: where the owning struct lives
     xml: str = ""  # the MJCF attribute name, where it differs from `name`
+    section: str = ""  # the group MuJoCo's header puts the field in ("contact related")
     doc: str = ""
 
     @cached_property  # read tens of thousands of times per scan

@@ -87,3 +87,14 @@ def test_every_attribute_has_a_type_a_tooltip_and_a_bpy_name():
     # Tooltips come mostly from MuJoCo's XML reference, not the terse C comments.
     docs = [a.doc for k in KINDS.values() for a in k.attrs]
     assert sum(len(d) > 60 for d in docs) > len(docs) / 2
+
+
+def test_sections_are_the_groups_of_mujocos_headers():
+    geom = KINDS["geom"]
+    assert geom.attr("friction").section == "contact related"
+    assert geom.attr("rgba").section == "visual"
+    assert geom.attr("plugin.plugin_name").section == geom.attr("userdata").section == "other"
+    assert KINDS["option"].attr("gravity").section == "physical constants"
+    # the kinds whose structs MuJoCo groups with comments
+    grouped = [k for k in KINDS.values() if any(a.section for a in k.attrs)]
+    assert len(grouped) >= 15  # 18 with mujoco 4.0.0: body, geom, joint, actuator, option, ...

@@ -182,6 +182,42 @@ def struct_fields(struct: str):
     return structs.STRUCTS[struct].fields
 
 
+# ---------------------------------------------------------------- sections
+
+HEADERS = ("mjspec.h", "mjmodel.h")
+
+
+def header_sections() -> dict[str, dict[str, str]]:
+    """{struct: {field: section}} from the comment lines MuJoCo's own headers use to
+    group a struct's fields ("// contact related", "// visual", ...)."""
+    folder = os.path.join(os.path.dirname(mujoco.__file__), "include", "mujoco")
+    out: dict[str, dict[str, str]] = {}
+    for header in HEADERS:
+        path = os.path.join(folder, header)
+        if not os.path.exists(path):
+            continue
+        struct, section = None, ""
+        for line in open(path, encoding="utf-8"):
+            start = re.match(r"^typedef struct (mj\w+?)_? \{", line)
+            if start:
+                struct, section = start.group(1).rstrip("_"), ""
+                out[struct] = {}
+                continue
+            if struct is None:
+                continue
+            if line.startswith("}"):
+                struct = None
+                continue
+            comment = re.match(r"^\s*//\s*(.+?)\s*$", line)
+            if comment:
+                section = comment.group(1)
+                continue
+            field = re.match(r"^\s*[\w\s\*]+?\b(\w+)(\[[^\]]*\])*\s*;", line)
+            if field and section:
+                out[struct][field.group(1)] = section
+    return out
+
+
 # ---------------------------------------------------------------- docs
 
 
@@ -274,7 +310,7 @@ def to_literal(value, kind, enum):
     return None  # variable-length: empty by default
 
 
-def make_attr(kind, struct, field, prefix, sample, patterns, docs):
+def make_attr(kind, struct, field, prefix, sample, patterns, docs, section=""):
     """One attribute row for a struct field (None for nested structs)."""
     base, size, pointer = _ctype(field.type)
     name = prefix + field.name
@@ -310,6 +346,8 @@ def make_attr(kind, struct, field, prefix, sample, patterns, docs):
         literal = to_literal(default_value(sample, _pyname(name)), row["type"], row.get("enum"))
         if literal not in (None, "", ()):
             row["default"] = literal
+    if section:
+        row["section"] = section
     doc, xml = find_doc(docs, patterns, name) or ("", "")
     if xml and xml != name:
         row["xml"] = xml
@@ -323,8 +361,9 @@ def _pyname(name):
     return name.replace("global.", "global_.")
 
 
-def kind_rows(kind, struct, patterns, docs, sample, only=None, prefix=""):
+def kind_rows(kind, struct, patterns, docs, sample, only=None, prefix="", sections=None):
     rows = []
+    sections = sections if sections is not None else SECTIONS.get(struct, {})
     for field in struct_fields(struct):
         if only is not None and field.name not in only:
             continue
@@ -334,15 +373,24 @@ def kind_rows(kind, struct, patterns, docs, sample, only=None, prefix=""):
             continue
         base, _, _ = _ctype(field.type)
         if base in NESTED and not (kind == "compiler" and base == "mjLROpt"):
-            rows += kind_rows(kind, base, patterns, docs, sample, prefix=prefix + field.name + ".")
+            # a nested struct's fields sit in the section of the field that holds it
+            inner = {f.name: sections.get(field.name, "") for f in struct_fields(base)}
+            rows += kind_rows(kind, base, patterns, docs, sample, prefix=prefix + field.name + ".",
+                              sections=inner)
             continue
         if base == "mjLROpt":
             continue  # its own kind: "lengthrange"
-        rows.append(make_attr(kind, struct, field, prefix, sample, patterns, docs))
+        rows.append(make_attr(kind, struct, field, prefix, sample, patterns, docs,
+                              sections.get(field.name, "")))
     return rows
 
 
+SECTIONS: dict[str, dict[str, str]] = {}
+
+
 def build_table():
+    SECTIONS.clear()
+    SECTIONS.update(header_sections())
     docs = load_reference_docs()
     table = {}
     for kind, (struct, make, patterns) in ELEMENT_KINDS.items():
