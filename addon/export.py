@@ -35,19 +35,23 @@ class ExportFailed(Exception):
         self.objects = list(objects)
 
 
-def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None):
+def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None,
+               scanners: list | None = None):
     """One spec for the given model roots: the first as is, others attached with a prefix.
-    `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender."""
+    `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender;
+    `scanners` the Scanner of each root (their elements keep their ids after attach)."""
     blender_meshes = blender_meshes if blender_meshes is not None else []
     if not roots:
         raise ExportFailed("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
-        made: list[str] = []
         try:
-            specs.append((root, scan.scan_model(root, warnings, made), made))
+            scanner = scan.Scanner(root, warnings)
         except scan.ScanError as error:
             raise ExportFailed(f"{root.name}: {error}", error.objects or [root]) from None
+        specs.append((root, scanner.spec, scanner.blender_meshes))
+        if scanners is not None:
+            scanners.append(scanner)
     if len(specs) == 1:
         blender_meshes.extend(specs[0][2])
         return specs[0][1]

@@ -5,6 +5,7 @@ from bpy.app.handlers import persistent
 
 from ..components import changes
 from ..importer.materials import PACK_ON_SAVE
+from . import live
 
 
 @persistent
@@ -27,7 +28,33 @@ def note_moved_and_reshaped(_scene, depsgraph):
             changes.moved(update.id.original)
 
 
+@persistent
+def end_simulations(*_args):
+    """File load, undo and redo replace the objects a simulation is bound to: end
+    it first, putting back the authored poses (so undo never records simulated ones)."""
+    live.drop_all(restore=True)
+
+
+@persistent
+def save_authored_poses(*_args):
+    """A .blend holds the authored poses, never simulated ones."""
+    for running in live.all_live():
+        running.restore()
+
+
+@persistent
+def resume_simulated_poses(*_args):
+    for running in live.all_live():
+        if running.session is not None:
+            running.reapply()
+
+
 HANDLERS = ((bpy.app.handlers.save_pre, pack_generated_images),
+            (bpy.app.handlers.save_pre, save_authored_poses),
+            (bpy.app.handlers.save_post, resume_simulated_poses),
+            (bpy.app.handlers.load_pre, end_simulations),
+            (bpy.app.handlers.undo_pre, end_simulations),
+            (bpy.app.handlers.redo_pre, end_simulations),
             (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 
@@ -38,6 +65,7 @@ def register():
 
 
 def unregister():
+    live.drop_all(restore=True)
     for handlers, function in HANDLERS:
         if function in handlers:
             handlers.remove(function)

@@ -4,10 +4,30 @@ Order matters: property groups before the panels that draw them; unregister
 runs in reverse, so a disable leaves nothing behind.
 """
 
-from ..components import properties
-from . import handlers, menus, panels
+import bpy
 
-MODULES = (properties, panels, menus, handlers)
+from ..components import properties
+from ..operators import simulate
+from . import handlers, menus, panels, simulation_panels, simulation_props
+
+
+class _Classes:
+    """A module-like registrar for a tuple of classes."""
+
+    def __init__(self, classes):
+        self.classes = classes
+
+    def register(self):
+        for cls in self.classes:
+            bpy.utils.register_class(cls)
+
+    def unregister(self):
+        for cls in reversed(self.classes):
+            bpy.utils.unregister_class(cls)
+
+
+MODULES = (properties, simulation_props, _Classes(simulate.CLASSES), panels, simulation_panels,
+           menus, handlers)
 
 
 def register():

@@ -17,7 +17,7 @@ import os
 import bpy
 import mujoco
 import numpy as np
-from mathutils import Matrix
+from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
@@ -85,6 +85,11 @@ class _Entry:
 
 _CACHE: dict[int, _Entry] = {}
 
+# Objects a live simulation moves: as_pointer() -> their authored transform, as
+# `_snapshot` gives it. The scan reads poses from here, not from the object, so
+# an edit during simulation never takes a simulated pose for an authored one.
+HELD: dict[int, tuple] = {}
+
 
 def clear_cache():
     _CACHE.clear()
@@ -117,6 +122,12 @@ def cached_spec(root, warnings: list[str] | None = None):
         _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []), signature)
         return _CACHE[key].spec, None
     return entry.spec, updated
+
+
+def scanner_of(root):
+    """The Scanner behind `cached_spec(root)`'s spec (its `elements` bind objects to ids)."""
+    entry = _CACHE.get(root.as_pointer())
+    return entry.scanner if entry else None
 
 
 def structure_signature(root) -> int:
@@ -311,8 +322,8 @@ class Scanner:
 
     def _pose(self, obj, kind, group, element):
         seen = group.get(SEEN_POSE)
-        now = list(obj.location) + list(obj.rotation_quaternion)
-        if seen is not None and list(seen) == now and obj.rotation_mode == "QUATERNION" \
+        location, rotation, _euler, mode = _snapshot(obj, kind)[:4]
+        if seen is not None and list(seen) == list(location) + list(rotation) and mode == "QUATERNION" \
                 and self._plain_parenting(obj):
             spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
             own_unit = group.get(DEGREE, self.model.get(DEGREE))
@@ -365,6 +376,9 @@ class Scanner:
         while parent is not None and parent.mujoco.kind == "NONE":
             parent = parent.parent
         world = obj.matrix_world
+        held = HELD.get(obj.as_pointer())
+        if held is not None:  # the authored pose of an object the simulation moves
+            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ _basis(held)
         local = world if parent is None else parent.matrix_world.inverted() @ world
         loc, rot, _scale = local.decompose()
         return np.array(loc, dtype=float), np.array(rot, dtype=float)
@@ -470,8 +484,28 @@ def _snapshot(block, kind):
     mesh's geometry (its signature is computed only when it is reported)."""
     if kind == "mesh":
         return geometry.mesh_signature(block)
+    held = HELD.get(block.as_pointer())
+    return held if held is not None else transform(block)
+
+
+def transform(obj) -> tuple:
+    """An object's own transform, every part of it, as plain values."""
+    block = obj
     return (tuple(block.location), tuple(block.rotation_quaternion), tuple(block.rotation_euler),
-            block.rotation_mode, tuple(block.scale), tuple(map(tuple, block.matrix_parent_inverse)))
+            block.rotation_mode, tuple(block.scale), tuple(map(tuple, block.matrix_parent_inverse)),
+            tuple(block.rotation_axis_angle))
+
+
+def _basis(snapshot) -> Matrix:
+    """The local matrix of a `_snapshot` transform."""
+    location, quaternion, euler, mode, scale, _inverse, axis_angle = snapshot
+    if mode == "QUATERNION":
+        rotation = Quaternion(quaternion).to_matrix()
+    elif mode == "AXIS_ANGLE":
+        rotation = Quaternion(axis_angle[1:], axis_angle[0]).to_matrix()
+    else:
+        rotation = Euler(euler, mode).to_matrix()
+    return Matrix.LocRotScale(Vector(location), rotation, Vector(scale))
 
 
 def _wrap_attr(name):

@@ -32,6 +32,12 @@ def take() -> tuple[set[int], set[int]]:
     return out
 
 
+def give_back(touched: set[int], moved: set[int]) -> None:
+    """Undo a `take` (a look at the changes that decided to leave them for the scan)."""
+    _touched.update(touched)
+    _moved.update(moved)
+
+
 _quiet = 0  # > 0 while a bulk writer (the importer) fills properties
 
 

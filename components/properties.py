@@ -149,9 +149,10 @@ class _Classes:
             annotations[k] = PointerProperty(type=self.kinds[k])
         return self._make(PREFIX + what + "_element", annotations)
 
-    def _attr_prop(self, attr: Attr):
+    def _attr_prop(self, attr: Attr, update=None):
+        """The Blender property of an attribute; `update` replaces the edit callback."""
         t, tip = attr.type, _tooltip(attr)
-        edited = _edited(attr)
+        edited = update or _edited(attr)
         if t in ("float", "float32", "int64"):
             precision = 0 if t == "int64" else 6
             if attr.is_vector:
@@ -246,3 +247,9 @@ def unregister():
             del id_class.mujoco
     for cls in reversed(built.ordered):
         bpy.utils.unregister_class(cls)
+
+
+def attribute_property(attr: Attr, update=None):
+    """A Blender property for `attr` outside the generated groups (e.g. the
+    simulation's option overrides), with its own `update` callback."""
+    return classes()._attr_prop(attr, update)

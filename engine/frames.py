@@ -103,3 +103,30 @@ def axis_of(rotation_quat) -> np.ndarray:
     out = np.zeros(3)
     mujoco.mju_rotVecQuat(out, np.array([0.0, 0.0, 1.0]), np.asarray(rotation_quat, dtype=float))
     return out
+
+
+# ------------------------------------------------------- simulation sync
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise Hamilton products a * b of (n, 4) quaternion arrays (w, x, y, z)."""
+    aw, ax, ay, az = a.T
+    bw, bx, by, bz = b.T
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw], axis=1)
+
+
+def relative_poses(xpos: np.ndarray, xquat: np.ndarray, bodies: np.ndarray,
+                   parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Poses of `bodies` in the frames of `parents` (index arrays into MuJoCo's
+    world-frame `xpos` (nbody, 3) and `xquat` (nbody, 4)), all in one pass: what
+    a body object's Location / Rotation is when its parent is the parent body."""
+    parent_conj = xquat[parents] * np.array([1.0, -1.0, -1.0, -1.0])
+    quat = quat_multiply(parent_conj, xquat[bodies])
+    offset = np.zeros((len(bodies), 4))
+    offset[:, 1:] = xpos[bodies] - xpos[parents]
+    # rotate the world offset into the parent frame: conj(q) * v * q
+    pos = quat_multiply(quat_multiply(parent_conj, offset), xquat[parents])[:, 1:]
+    return pos, quat

@@ -1,0 +1,405 @@
+"""The live simulation of a scene: scan -> compile -> bind -> step -> sync.
+
+One `Live` per scene, created on demand, kept in a module dict (never in bpy
+data) and dropped on file load, undo, scene deletion and add-on disable. The
+stepping itself is `engine.session.Session`; this module is the Blender side:
+
+- bind: after each compile, every element's MuJoCo id by its object (the
+  scanner's `MjsElement`s, read through `.id`, never looked up by name);
+- sync: body poses written to the body objects (relative to their parent
+  bodies, computed for all bodies in one numpy pass by engine/frames.py),
+  flex and skin vertices to their meshes; mocap bodies read *from* their
+  objects, so they can be dragged while the simulation runs;
+- hold: the authored transform of every object the simulation moves is kept
+  (and handed to the scan through `scan.HELD`); stop puts it back exactly;
+- edits: a property edit or a moved element recompiles, carrying the state
+  over (Session.replace); a failed recompile keeps the last good model.
+"""
+
+from __future__ import annotations
+
+import time
+
+import bpy
+import mujoco
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from ..components import changes, spec_io
+from ..engine import frames
+from ..engine.session import Session
+from ..importer import geometry
+from . import export, scan
+
+BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin")
+STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
+
+
+class SimulationError(Exception):
+    """The scene cannot simulate; `objects` are the Blender objects at fault."""
+
+    def __init__(self, message, objects=()):
+        super().__init__(message)
+        self.objects = list(objects)
+
+
+class Live:
+    """The simulation of one scene and its binding to the scene's objects."""
+
+    def __init__(self, scene):
+        self.scene = scene
+        self.session: Session | None = None
+        self.error = ""  # the last failed recompile, shown in the panels
+        self.error_objects: list[str] = []
+        self.warnings: list[str] = []  # scan warnings of the last compile
+        self.held: dict[int, tuple] = {}  # as_pointer() -> (object, authored transform)
+        self.held_vertices: dict[int, tuple] = {}  # as_pointer() -> (object, authored coords)
+        self.modal_running = False
+        self._scanners: list = []
+        self._signature = None  # of several model roots' structure, at the last build
+        self._next_structure_check = 0.0
+        self.compile()
+
+    # ------------------------------------------------------------ compile
+
+    def _build(self, edited: bool):
+        """(spec, updated, scanners, roots, warnings); updated as `scan.cached_spec`
+        says: 0 when nothing changed."""
+        roots = scan.model_roots(self.scene)
+        if not roots:
+            raise SimulationError("Nothing to simulate: the scene has no MuJoCo model "
+                                  "(File > Import > MuJoCo, or add a model root)")
+        warnings: list[str] = []
+        try:
+            if len(roots) == 1:
+                spec, updated = scan.cached_spec(roots[0], warnings)
+                return spec, updated, [scan.scanner_of(roots[0])], roots, warnings
+            # several models: attached into one spec, rebuilt on every change
+            changes.take()
+            signature = tuple(scan.structure_signature(r) for r in roots)
+            if not edited and signature == self._signature:
+                return None, 0, self._scanners, roots, warnings
+            scanners = []
+            spec = export.build_spec(roots, warnings, scanners=scanners)
+            self._signature = signature
+            return spec, None, scanners, roots, warnings
+        except (scan.ScanError, export.ExportFailed) as error:
+            raise SimulationError(str(error), error.objects) from None
+
+    def compile(self, edited: bool = True) -> bool:
+        """(Re)compile the scene if it changed; True if a new model now runs.
+        Raises SimulationError when there is no session yet and it cannot start;
+        a running session keeps its last good model and records the error."""
+        try:
+            spec, updated, scanners, roots, warnings = self._build(edited or self.session is None)
+            if updated == 0 and self.session is not None:
+                return False
+            model = export.check(spec, self.scene.objects)
+        except (SimulationError, export.ExportFailed) as error:
+            if self.session is None:
+                raise SimulationError(str(error), error.objects) from None
+            self.error = str(error)
+            self.error_objects = [o.name for o in error.objects]
+            return False
+        self.error, self.error_objects, self.warnings = "", [], warnings
+        self._scanners = scanners
+        self._apply_overrides(model)
+        ids = self._bind(model, scanners, roots)
+        if self.session is None:
+            keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
+            self.session = Session(model, ids, keyframe=keyframe)
+            self.session.realtime = self.settings.realtime
+            # keyframe -1 or a key: its mocap poses are MuJoCo's, not the objects'
+        else:
+            self.session.replace(model, ids)
+        self._read_mocap()
+        mujoco.mj_forward(self.session.model, self.session.data)
+        self.sync()
+        return True
+
+    @property
+    def settings(self):
+        return self.scene.mujoco_simulation
+
+    def _apply_overrides(self, model) -> None:
+        """The Scene's option overrides (only those switched on), after compile."""
+        override = self.settings.override
+        for attr in spec_io.KINDS["option"].attrs:
+            if getattr(override, "use_" + attr.prop, False):
+                spec_io.set_attr(model.opt, attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
+
+    def apply_overrides(self) -> None:
+        if self.session is not None:
+            self._apply_overrides(self.session.model)
+
+    # --------------------------------------------------------------- bind
+
+    def _bind(self, model, scanners, roots) -> dict:
+        """ids by object, and what sync writes / reads each frame."""
+        ids, objects = {}, {}
+        body_object = {0: None}
+        for scanner in scanners:
+            for pointer, (block, kind, element) in scanner.elements.items():
+                if kind in BOUND_KINDS and element.id >= 0:
+                    ids[pointer] = (kind, element.id)
+                    objects[pointer] = block
+                    if kind == "body":
+                        body_object[element.id] = block
+        self.objects = objects
+        self.by_id = {(kind, i): objects[p] for p, (kind, i) in ids.items()}
+        world_frames = {root.as_pointer(): _world_frame(root, len(roots) > 1) for root in roots}
+
+        driven, parents, fixes, mocap = [], [], [], []
+        for pointer, (kind, body) in ids.items():
+            if kind != "body":
+                continue
+            obj = objects[pointer]
+            chain = _chain_to(obj, body_object.get(int(model.body_parentid[body])))
+            if chain is None:
+                continue
+            root = scan.model_of(obj)
+            world = world_frames.get(root.as_pointer()) if model.body_parentid[body] == 0 else None
+            if model.body_mocapid[body] >= 0:
+                to_mujoco = chain if world is None else world.inverted() @ chain
+                mocap.append((obj, int(model.body_mocapid[body]), to_mujoco))
+            elif model.body_jntnum[body] > 0:
+                fix = chain.inverted() if world is None else chain.inverted() @ world
+                plain = obj.rotation_mode == "QUATERNION" and _is_identity(fix)
+                driven.append((obj, body))
+                parents.append(int(model.body_parentid[body]))
+                fixes.append(None if plain else fix)
+        self.driven = driven
+        self.driven_ids = np.array([b for _o, b in driven], dtype=int)
+        self.driven_parents = np.array(parents, dtype=int)
+        self.fixes = fixes
+        self.mocap = mocap
+        self.deformed = [(objects[p], kind, i, world_frames.get(scan.model_of(objects[p]).as_pointer()))
+                         for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
+        self._hold()
+        return ids
+
+    def _hold(self) -> None:
+        """Keep the authored transform of every object the simulation now moves;
+        put back objects it no longer moves."""
+        moving = {o.as_pointer(): o for o, _b in self.driven}
+        moving.update({o.as_pointer(): o for o, _m, _t in self.mocap})
+        for pointer in list(self.held):
+            if pointer not in moving:
+                self._restore_one(pointer)
+        for pointer, obj in moving.items():
+            if pointer not in self.held:
+                snapshot = scan.transform(obj)
+                self.held[pointer] = (obj, snapshot)
+                scan.HELD[pointer] = snapshot
+        for obj, _kind, _i, _w in self.deformed:
+            pointer = obj.data.as_pointer()
+            if pointer not in self.held_vertices:
+                coords = np.empty(len(obj.data.vertices) * 3)
+                obj.data.vertices.foreach_get("co", coords)
+                self.held_vertices[pointer] = (obj.data, coords)
+        self.moving_pointers = set(moving) | {o.as_pointer() for o, *_r in self.deformed} \
+            | set(self.held_vertices)
+
+    # --------------------------------------------------------------- tick
+
+    def tick(self, now: float) -> int:
+        """One timer event: take edits, advance to wall time `now`, sync."""
+        self.check_edits(now)
+        session = self.session
+        if not session.playing:
+            return 0
+        self._read_mocap()
+        steps = session.advance(now)
+        if steps:
+            self.sync()
+        return steps
+
+    def check_edits(self, now: float | None = None) -> bool:
+        """Recompile if an element was edited or moved (not by the simulation),
+        or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
+        touched, moved = changes.take()
+        edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
+        due = now is not None and now >= self._next_structure_check
+        if not (edited or due):
+            return False
+        if due:
+            self._next_structure_check = now + STRUCTURE_CHECK_INTERVAL
+        changes.give_back(touched, moved)
+        return self.compile(edited)
+
+    def _moved_itself(self, pointer) -> bool:
+        """A depsgraph 'moved' report is an edit only if the object's own
+        transform changed (children of simulated bodies are reported too)."""
+        for scanner in self._scanners:
+            entry = scanner.elements.get(pointer)
+            if entry is not None:
+                block, kind, _element = entry
+                return scanner.snapshots.get(pointer) != scan._snapshot(block, kind)
+        return False
+
+    # --------------------------------------------------------------- sync
+
+    def sync(self) -> None:
+        """Write the simulated state to the objects."""
+        data = self.session.data
+        if len(self.driven):
+            pos, quat = frames.relative_poses(data.xpos, data.xquat, self.driven_ids,
+                                              self.driven_parents)
+            for (obj, _body), p, q, fix in zip(self.driven, pos, quat, self.fixes, strict=True):
+                if fix is None:
+                    obj.location = p
+                    obj.rotation_quaternion = q
+                else:
+                    scale = Matrix.Diagonal(obj.scale.to_4d())
+                    obj.matrix_basis = fix @ Matrix.LocRotScale(Vector(p), Quaternion(q), None) @ scale
+        for obj, kind, index, world in self.deformed:
+            self._sync_vertices(obj, kind, index, world)
+
+    def _sync_vertices(self, obj, kind, index, world) -> None:
+        model, data = self.session.model, self.session.data
+        if kind == "flex":
+            adr, num = model.flex_vertadr[index], model.flex_vertnum[index]
+            verts = np.array(data.flexvert_xpos[adr:adr + num])
+        else:
+            verts = geometry.skin_vertices(model, data, index)
+        if len(verts) != len(obj.data.vertices):
+            return  # the mesh was edited into another shape: leave it
+        if world is not None:
+            matrix = np.array(world)
+            verts = verts @ matrix[:3, :3].T + matrix[:3, 3]
+        obj.data.vertices.foreach_set("co", verts.astype(np.float32).ravel())
+        obj.data.update()
+
+    def _read_mocap(self) -> None:
+        data = self.session.data
+        for obj, index, to_mujoco in self.mocap:
+            if to_mujoco is None or _is_identity(to_mujoco):
+                data.mocap_pos[index] = obj.location
+                rotation = obj.rotation_quaternion if obj.rotation_mode == "QUATERNION" \
+                    else obj.matrix_basis.to_quaternion()
+                data.mocap_quat[index] = rotation.normalized()
+            else:
+                loc, rot, _scale = (to_mujoco @ obj.matrix_basis).decompose()
+                data.mocap_pos[index] = loc
+                data.mocap_quat[index] = rot
+
+    # ---------------------------------------------------------- controls
+
+    def reset(self, keyframe: int | None = None) -> None:
+        self.session.reset(keyframe)
+        self.sync()
+
+    def restore(self) -> None:
+        """Every object the simulation moved back to its authored transform, exactly."""
+        for pointer in list(self.held):
+            self._restore_one(pointer)
+        for pointer, (mesh, coords) in list(self.held_vertices.items()):
+            try:
+                if len(mesh.vertices) * 3 == len(coords):
+                    mesh.vertices.foreach_set("co", coords)
+                    mesh.update()
+            except ReferenceError:
+                pass
+            del self.held_vertices[pointer]
+
+    def _restore_one(self, pointer) -> None:
+        obj, snapshot = self.held.pop(pointer)
+        scan.HELD.pop(pointer, None)
+        try:
+            put_transform(obj, snapshot)
+        except ReferenceError:  # deleted during the simulation
+            pass
+
+    def reapply(self) -> None:
+        """After a save: the simulated poses again (the file got the authored ones)."""
+        self._hold()
+        self.sync()
+
+
+def put_transform(obj, snapshot) -> None:
+    location, quaternion, euler, mode, scale, _inverse, axis_angle = snapshot
+    obj.rotation_mode = mode
+    obj.location = location
+    obj.rotation_quaternion = quaternion
+    obj.rotation_euler = euler
+    obj.rotation_axis_angle = axis_angle
+    obj.scale = scale
+
+
+def _chain_to(obj, parent_body):
+    """The matrix from the frame of `parent_body` (None: the model root) to
+    `obj`'s parent space, through frames and plain objects; None if `obj` is
+    not below it."""
+    matrix = obj.matrix_parent_inverse.copy()
+    node = obj.parent
+    while node is not None:
+        if node == parent_body or (parent_body is None and node.mujoco.kind == "MODEL"):
+            return matrix
+        matrix = node.matrix_basis @ node.matrix_parent_inverse @ matrix
+        node = node.parent
+    return None
+
+
+def _world_frame(root, attached: bool) -> Matrix | None:
+    """How MuJoCo's world sits in the root's frame: the identity for one model
+    (None), the inverse of where `build_spec` attached it for several."""
+    if not attached:
+        return None
+    loc, rot, _scale = root.matrix_world.decompose()
+    return Matrix.LocRotScale(loc, rot, None).inverted()
+
+
+def _is_identity(matrix, tolerance=1e-9) -> bool:
+    return all(abs(matrix[i][j] - (i == j)) <= tolerance for i in range(4) for j in range(4))
+
+
+# ------------------------------------------------------------ registry
+
+_LIVE: dict[int, Live] = {}
+
+
+def get(scene) -> Live | None:
+    live = _LIVE.get(scene.as_pointer())
+    if live is not None and live.scene != scene:  # a new scene at a reused address
+        drop(live, restore=False)
+        return None
+    return live
+
+
+def ensure(scene) -> Live:
+    """The scene's simulation, compiled now if there is none."""
+    live = get(scene)
+    if live is None:
+        live = Live(scene)
+        _LIVE[scene.as_pointer()] = live
+    return live
+
+
+def drop(live: Live, restore: bool = True) -> None:
+    """End a simulation; with `restore`, objects go back to their authored poses."""
+    if restore:
+        try:
+            live.restore()
+        except ReferenceError:
+            pass
+    for pointer in live.held:
+        scan.HELD.pop(pointer, None)
+    live.held.clear()
+    live.session = None
+    for key, value in list(_LIVE.items()):
+        if value is live:
+            del _LIVE[key]
+
+
+def drop_all(restore: bool = True) -> None:
+    for live in list(_LIVE.values()):
+        drop(live, restore)
+    scan.HELD.clear()
+
+
+def all_live() -> list[Live]:
+    return list(_LIVE.values())
+
+
+def now() -> float:
+    return time.perf_counter()

@@ -1,0 +1,196 @@
+"""The MuJoCo tab of the 3D viewport's sidebar: play controls, status, actuator
+controls, joint and sensor readouts, option overrides; and a play button in the
+viewport header."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import bpy
+
+from ..components.schema import KINDS
+from . import live
+
+MAX_ROWS = 64
+
+
+def _running(context):
+    running = live.get(context.scene)
+    return running if running is not None and running.session is not None else None
+
+
+def draw_transport(layout, context) -> None:
+    running = _running(context)
+    row = layout.row(align=True)
+    if running and running.session.playing:
+        row.operator("mujoco.pause", text="Pause", icon="PAUSE")
+    else:
+        row.operator("mujoco.play", text="Play", icon="PLAY")
+    row.operator("mujoco.step", text="", icon="FRAME_NEXT")
+    row.operator("mujoco.reset", text="", icon="FILE_REFRESH")
+    sub = row.row(align=True)
+    sub.enabled = running is not None
+    sub.operator("mujoco.stop", text="", icon="SNAP_FACE")  # a square: stop
+
+
+class _SidebarPanel:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "MuJoCo"
+
+
+class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_simulation"
+    bl_label = "Simulation"
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.mujoco_simulation
+        draw_transport(layout, context)
+        col = layout.column()
+        col.prop(settings, "realtime")
+        col.prop(settings, "keyframe")
+        running = _running(context)
+        if running is None:
+            layout.label(text="Stopped: objects are as authored")
+            return
+        session = running.session
+        box = layout.box()
+        box.label(text=f"Time  {session.data.time:.3f} s")
+        state = "playing" if session.playing else "paused"
+        box.label(text=f"{state}, {session.achieved:.2f}x real time" if session.playing else state)
+        if session.behind:
+            box.label(text=f"Cannot keep up with {session.realtime:g}x", icon="ERROR")
+        if session.message:
+            box.label(text=session.message, icon="ERROR")
+        if running.error:
+            err = layout.box()
+            err.alert = True
+            err.label(text="Edit not applied, last good model runs:", icon="ERROR")
+            for line in textwrap.wrap(running.error, 48):
+                err.label(text=line)
+            for name in running.error_objects:
+                err.operator("mujoco.select_object", text=f"Select {name}").name = name
+        for text in session.warnings() + running.warnings:
+            layout.label(text=text, icon="INFO")
+
+
+class MJBLEND_PT_controls(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_controls"
+    bl_label = "Controls"
+    bl_parent_id = "MJBLEND_PT_simulation"
+
+    @classmethod
+    def poll(cls, context):
+        running = _running(context)
+        return running is not None and running.session.model.nu > 0
+
+    def draw(self, context):
+        running = _running(context)
+        model = running.session.model
+        layout = self.layout
+        layout.operator("mujoco.zero_controls")
+        col = layout.column(align=True)
+        for index in range(min(model.nu, MAX_ROWS)):
+            obj = running.by_id.get(("actuator", index))
+            if obj is None:
+                continue
+            row = col.row(align=True)
+            row.prop(obj, "mujoco_ctrl", text=obj.mujoco.name or obj.name)
+            if model.actuator_ctrllimited[index]:
+                low, high = model.actuator_ctrlrange[index]
+                row.label(text=f"[{low:g}, {high:g}]")
+
+
+class MJBLEND_PT_joints(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_joints"
+    bl_label = "Joints"
+    bl_parent_id = "MJBLEND_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        running = _running(context)
+        return running is not None and running.session.model.njnt > 0
+
+    def draw(self, context):
+        running = _running(context)
+        model, data = running.session.model, running.session.data
+        col = self.layout.column(align=True)
+        for index in range(min(model.njnt, MAX_ROWS)):
+            obj = running.by_id.get(("joint", index))
+            name = (obj.mujoco.name or obj.name) if obj else f"joint {index}"
+            adr, kind = model.jnt_qposadr[index], int(model.jnt_type[index])
+            if kind == 3:  # hinge: also in degrees
+                value = data.qpos[adr]
+                col.label(text=f"{name}: {value:.4f} rad ({math.degrees(value):.1f} deg)")
+            elif kind == 2:
+                col.label(text=f"{name}: {data.qpos[adr]:.4f} m")
+            else:
+                width = 7 if kind == 0 else 4
+                col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))
+
+
+class MJBLEND_PT_sensors(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_sensors"
+    bl_label = "Sensors"
+    bl_parent_id = "MJBLEND_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        running = _running(context)
+        return running is not None and running.session.model.nsensor > 0
+
+    def draw(self, context):
+        running = _running(context)
+        model, data = running.session.model, running.session.data
+        col = self.layout.column(align=True)
+        for index in range(min(model.nsensor, MAX_ROWS)):
+            obj = running.by_id.get(("sensor", index))
+            name = (obj.mujoco.name or obj.name) if obj else f"sensor {index}"
+            adr, dim = model.sensor_adr[index], model.sensor_dim[index]
+            values = " ".join(f"{v:.4g}" for v in data.sensordata[adr:adr + min(dim, 6)])
+            col.label(text=f"{name}: {values}{' ...' if dim > 6 else ''}")
+
+
+class MJBLEND_PT_overrides(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_overrides"
+    bl_label = "Option Overrides"
+    bl_parent_id = "MJBLEND_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        override = context.scene.mujoco_simulation.override
+        col = self.layout.column()
+        for attr in KINDS["option"].attrs:
+            row = col.row(align=True)
+            row.prop(override, "use_" + attr.prop, text="")
+            sub = row.row(align=True)
+            sub.active = getattr(override, "use_" + attr.prop)
+            sub.prop(override, attr.prop)
+
+
+def draw_header_button(self, context):
+    running = _running(context)
+    if running and running.session.playing:
+        self.layout.operator("mujoco.pause", text="", icon="PAUSE")
+    else:
+        self.layout.operator("mujoco.play", text="", icon="PLAY")
+
+
+CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
+           MJBLEND_PT_overrides)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.VIEW3D_HT_header.append(draw_header_button)
+
+
+def unregister():
+    bpy.types.VIEW3D_HT_header.remove(draw_header_button)
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,98 @@
+"""Scene settings of the live simulation, and the per-actuator control sliders.
+
+The control value lives in the running MjData (a get/set property), so the
+.blend never holds simulation state.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty
+
+from ..components.properties import attribute_property
+from ..components.schema import KINDS
+from . import live
+
+
+def _override_changed(self, context):
+    scene = self.id_data
+    running = live.get(scene) if isinstance(scene, bpy.types.Scene) else None
+    if running is not None:
+        running.apply_overrides()
+
+
+def _realtime_changed(self, _context):
+    running = live.get(self.id_data)
+    if running is not None and running.session is not None:
+        running.session.realtime = self.realtime
+        if running.session.playing:
+            running.session.play(live.now())  # pace from here at the new speed
+
+
+def _override_group() -> type:
+    """One switch and one value per <option> attribute: switched-on values replace
+    the compiled model's option after every compile (the MJCF is untouched)."""
+    annotations = {}
+    for attr in KINDS["option"].attrs:
+        annotations["use_" + attr.prop] = BoolProperty(
+            name=f"Override {attr.label}", update=_override_changed,
+            description=f"Replace the model's {attr.name} while simulating")
+        annotations[attr.prop] = attribute_property(attr, update=_override_changed)
+    return type("MJBLEND_PG_option_override", (bpy.types.PropertyGroup,), {"__annotations__": annotations})
+
+
+OptionOverride = _override_group()
+
+
+class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
+    realtime: FloatProperty(
+        name="Speed", default=1.0, min=0.01, max=100.0, soft_max=4.0, update=_realtime_changed,
+        description="Simulated seconds per wall-clock second (1 = real time)")
+    keyframe: IntProperty(
+        name="Keyframe", default=-1, min=-1,
+        description="Start and reset from this keyframe (-1: the model's reference pose qpos0)")
+    override: PointerProperty(type=OptionOverride, name="Option overrides")
+
+
+def _control_get(obj):
+    running, index = _actuator(obj)
+    return float(running.session.data.ctrl[index]) if running else 0.0
+
+
+def _control_set(obj, value):
+    running, index = _actuator(obj)
+    if running:
+        model = running.session.model
+        if model.actuator_ctrllimited[index]:
+            low, high = model.actuator_ctrlrange[index]
+            value = min(max(value, low), high)
+        running.session.data.ctrl[index] = value
+
+
+def _actuator(obj):
+    """(live simulation, actuator id) of an actuator object, or (None, -1)."""
+    running = live.get(bpy.context.scene) if bpy.context.scene else None
+    if running is None or running.session is None:
+        return None, -1
+    kind, index = running.session.ids.get(obj.as_pointer(), (None, -1))
+    return (running, index) if kind == "actuator" else (None, -1)
+
+
+CLASSES = (OptionOverride, MJBLEND_PG_simulation)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.Scene.mujoco_simulation = PointerProperty(type=MJBLEND_PG_simulation)
+    bpy.types.Object.mujoco_ctrl = FloatProperty(
+        name="Control", get=_control_get, set=_control_set,
+        description="The actuator's control input in the running simulation (clamped to "
+                    "its ctrlrange when ctrllimited)")
+
+
+def unregister():
+    del bpy.types.Object.mujoco_ctrl
+    del bpy.types.Scene.mujoco_simulation
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

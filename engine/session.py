@@ -1,0 +1,202 @@
+"""One live simulation: model, data, pacing by wall-clock time, state carried over
+across recompiles. No bpy: the Blender side (addon/live.py) owns a Session and
+tells it the time; tests drive it directly.
+
+    session = Session(model, ids)        # ids: key -> (kind, MuJoCo id), kind in
+                                         # "body", "joint", "actuator", ...
+    session.play(now)                    # now: a wall-clock reading in seconds
+    session.advance(now)                 # steps until simulated time catches up
+    session.replace(new_model, new_ids)  # after a recompile: same state, new model
+
+Keys are whatever the caller binds elements by (the Blender side uses each
+object's `as_pointer()`), so state moves to the new model by element, not by
+name or by position.
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import mujoco
+import numpy as np
+
+Ids = dict  # key -> (kind, id)
+
+# qpos / qvel widths by joint type (free, ball, slide, hinge)
+QPOS_WIDTH = {0: 7, 1: 4, 2: 1, 3: 1}
+DOF_WIDTH = {0: 6, 1: 3, 2: 1, 3: 1}
+
+W = mujoco.mjtWarning
+WARNING_TEXT = {
+    W.mjWARN_INERTIA: "inertia too small",
+    W.mjWARN_CONTACTFULL: "contact buffer full (raise <size memory>)",
+    W.mjWARN_CNSTRFULL: "constraint buffer full (raise <size memory>)",
+    W.mjWARN_BADQPOS: "bad qpos (NaN or huge): MuJoCo reset the state",
+    W.mjWARN_BADQVEL: "bad qvel (NaN or huge): MuJoCo reset the state",
+    W.mjWARN_BADQACC: "bad qacc (unstable simulation): MuJoCo reset the state",
+    W.mjWARN_BADCTRL: "bad ctrl (NaN or huge)",
+}
+DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
+
+
+class Session:
+    """Model, data and the clock of one scene's simulation."""
+
+    def __init__(self, model: mujoco.MjModel, ids: Ids | None = None, keyframe: int = -1):
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.ids: Ids = dict(ids or {})
+        self.realtime = 1.0  # wanted simulated seconds per wall second
+        self.achieved = 0.0  # measured, smoothed
+        self.playing = False
+        self.behind = False  # True while stepping cannot keep up with `realtime`
+        self.message = ""  # why the session paused itself, if it did
+        self.keyframe = keyframe
+        self._anchor: tuple[float, float] | None = None  # (wall, sim) pacing reference
+        self._last: tuple[float, float] | None = None  # (wall, sim) of the last advance
+        self.reset(keyframe)
+
+    # ------------------------------------------------------------ control
+
+    def reset(self, keyframe: int | None = None) -> None:
+        """Back to qpos0 (keyframe -1) or to keyframe `keyframe` (default: the current one)."""
+        if keyframe is not None:
+            if not -1 <= keyframe < self.model.nkey:
+                raise ValueError(f"keyframe {keyframe} does not exist: the model has "
+                                 f"{self.model.nkey} keyframe(s)")
+            self.keyframe = keyframe
+        if self.keyframe >= 0:
+            mujoco.mj_resetDataKeyframe(self.model, self.data, self.keyframe)
+        else:
+            mujoco.mj_resetData(self.model, self.data)
+        mujoco.mj_forward(self.model, self.data)
+        self.message = ""
+        self._anchor = self._last = None
+
+    def play(self, now: float | None = None) -> None:
+        self.playing = True
+        self.message = ""
+        self._anchor = self._last = None
+        if now is not None:
+            self._anchor = self._last = (now, self.data.time)
+
+    def pause(self) -> None:
+        self.playing = False
+        self.behind = False
+        self._anchor = self._last = None
+
+    def step(self, n: int = 1) -> int:
+        """Exactly `n` steps (fewer only if the simulation diverges: it then pauses)."""
+        done = 0
+        for _ in range(n):
+            mujoco.mj_step(self.model, self.data)
+            done += 1
+            if self._check_diverged():
+                break
+        return done
+
+    def simulate(self, duration: float) -> int:
+        """round(duration / timestep) steps, as fast as possible."""
+        if duration < 0:
+            raise ValueError("duration must not be negative")
+        return self.step(int(round(duration / self.model.opt.timestep)))
+
+    def advance(self, now: float, budget: float = 1 / 30) -> int:
+        """Step until simulated time catches up with wall time `now` (scaled by
+        `realtime`), spending at most `budget` seconds; falling behind re-anchors
+        the clock (the simulation slows down instead of freezing Blender)."""
+        if not self.playing:
+            return 0
+        if self._anchor is None:
+            self._anchor = self._last = (now, self.data.time)
+            return 0
+        wall0, sim0 = self._anchor
+        target = sim0 + (now - wall0) * self.realtime
+        timestep = self.model.opt.timestep
+        start = _time.perf_counter()
+        steps = 0
+        while self.data.time + 0.5 * timestep < target:
+            mujoco.mj_step(self.model, self.data)
+            steps += 1
+            if self._check_diverged():
+                return steps
+            if _time.perf_counter() - start > budget:
+                break
+        self.behind = self.playing and self.data.time + timestep < target
+        if self.behind:
+            self._anchor = (now, self.data.time)
+        last_wall, last_sim = self._last
+        if now > last_wall:
+            rate = (self.data.time - last_sim) / (now - last_wall)
+            self.achieved = rate if self.achieved == 0 else 0.8 * self.achieved + 0.2 * rate
+        self._last = (now, self.data.time)
+        return steps
+
+    # ----------------------------------------------------------- warnings
+
+    def warnings(self) -> list[str]:
+        """MuJoCo's warnings since the last reset, as text with their counts."""
+        out = []
+        for code, text in WARNING_TEXT.items():
+            count = self.data.warning[int(code)].number
+            if count:
+                out.append(f"{text} (x{count}, {code.name})")
+        return out
+
+    def _check_diverged(self) -> bool:
+        bad = [code for code in DIVERGED if self.data.warning[int(code)].number]
+        if not bad and np.isfinite(self.data.qpos).all():
+            return False
+        self.playing = False
+        self.behind = False
+        self._anchor = self._last = None
+        names = ", ".join(code.name for code in bad) or "qpos is not finite"
+        self.message = (f"The simulation diverged at t = {self.data.time:.4f} s ({names}) and "
+                        "was paused: try a smaller timestep, or check masses and gains")
+        for code in bad:  # reported once
+            self.data.warning[int(code)].number = 0
+        return True
+
+    # ---------------------------------------------------------- recompile
+
+    def replace(self, model: mujoco.MjModel, ids: Ids) -> None:
+        """Continue with `model` (a recompile): time, joint state (qpos, qvel,
+        warm start, applied forces), controls, actuator activations and mocap
+        poses carry over for every element bound in both `self.ids` and `ids`."""
+        old_model, old_data, old_ids = self.model, self.data, self.ids
+        data = mujoco.MjData(model)
+        if self.keyframe >= model.nkey:
+            self.keyframe = -1
+        data.time = old_data.time
+        for key, (kind, new) in ids.items():
+            old_kind, old = old_ids.get(key, (None, -1))
+            if old_kind != kind or old < 0 or new < 0:
+                continue
+            if kind == "joint":
+                _copy_joint(old_model, old_data, old, model, data, new)
+            elif kind == "actuator":
+                data.ctrl[new] = old_data.ctrl[old]
+                n = model.actuator_actnum[new]
+                if n and n == old_model.actuator_actnum[old]:
+                    a, b = model.actuator_actadr[new], old_model.actuator_actadr[old]
+                    data.act[a:a + n] = old_data.act[b:b + n]
+            elif kind == "body":
+                m_new, m_old = model.body_mocapid[new], old_model.body_mocapid[old]
+                if m_new >= 0 and m_old >= 0:
+                    data.mocap_pos[m_new] = old_data.mocap_pos[m_old]
+                    data.mocap_quat[m_new] = old_data.mocap_quat[m_old]
+        self.model, self.data, self.ids = model, data, dict(ids)
+        mujoco.mj_forward(model, data)
+
+
+def _copy_joint(old_model, old_data, old, model, data, new) -> None:
+    kind = int(model.jnt_type[new])
+    if kind != int(old_model.jnt_type[old]):
+        return  # a changed joint type starts from its qpos0
+    q, qo = model.jnt_qposadr[new], old_model.jnt_qposadr[old]
+    v, vo = model.jnt_dofadr[new], old_model.jnt_dofadr[old]
+    nq, nv = QPOS_WIDTH[kind], DOF_WIDTH[kind]
+    data.qpos[q:q + nq] = old_data.qpos[qo:qo + nq]
+    data.qvel[v:v + nv] = old_data.qvel[vo:vo + nv]
+    data.qacc_warmstart[v:v + nv] = old_data.qacc_warmstart[vo:vo + nv]
+    data.qfrc_applied[v:v + nv] = old_data.qfrc_applied[vo:vo + nv]

@@ -1,0 +1,240 @@
+"""Simulation operators: play (modal, on a window-manager timer), pause, step,
+reset, stop, and simulate (a fixed duration, for scripts and `--background`).
+
+Thin: addon/live.py compiles, binds and syncs; engine/session.py steps.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import FloatProperty, IntProperty
+
+from ..addon import live
+
+
+def _start(operator, context):
+    """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
+    try:
+        return live.ensure(context.scene)
+    except live.SimulationError as error:
+        operator.report({"ERROR"}, str(error))
+        for obj in error.objects:
+            obj.select_set(True)
+            context.view_layer.objects.active = obj
+        return None
+
+
+def _redraw(context):
+    for window in context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type in ("VIEW_3D", "PROPERTIES"):
+                area.tag_redraw()
+
+
+class MUJOCO_OT_play(bpy.types.Operator):
+    """Simulate the scene in real time (MuJoCo); objects follow the simulation"""
+
+    bl_idname = "mujoco.play"
+    bl_label = "Play"
+    bl_options = {"REGISTER"}
+
+    _timer = None
+
+    def invoke(self, context, _event):
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        running.session.play(live.now())
+        if running.modal_running:  # a paused simulation resumes on its own timer
+            return {"FINISHED"}
+        rate = getattr(getattr(context, "preferences", None), "view", None)
+        interval = 1 / 60 if rate is None else 1 / 60
+        self._timer = context.window_manager.event_timer_add(interval, window=context.window)
+        self._live = running
+        running.modal_running = True
+        context.window_manager.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        running = self._live
+        if running.session is None or live.get(running.scene) is not running:
+            return self._finish(context)  # stopped, reloaded or the scene is gone
+        if event.type == "TIMER" and event.timer is self._timer:
+            running.tick(live.now())
+            session = running.session
+            if session.message:
+                self.report({"WARNING"}, session.message)
+                session.message = ""
+            _redraw(context)
+        return {"PASS_THROUGH"}
+
+    def _finish(self, context):
+        context.window_manager.event_timer_remove(self._timer)
+        self._live.modal_running = False
+        return {"FINISHED"}
+
+    def execute(self, context):
+        # No window timer here (scripts, --background): compile and mark as playing;
+        # `mujoco.simulate` advances time.
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        running.session.play(live.now())
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_pause(bpy.types.Operator):
+    """Pause the simulation (objects stay where it left them)"""
+
+    bl_idname = "mujoco.pause"
+    bl_label = "Pause"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        running = live.get(context.scene)
+        return running is not None and running.session.playing
+
+    def execute(self, context):
+        live.get(context.scene).session.pause()
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_step(bpy.types.Operator):
+    """Advance the simulation by a number of steps, then pause"""
+
+    bl_idname = "mujoco.step"
+    bl_label = "Step"
+    bl_options = {"REGISTER"}
+
+    count: IntProperty(name="Steps", default=1, min=1, description="Number of MuJoCo steps")
+
+    def execute(self, context):
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        running.check_edits()
+        running.session.pause()
+        running.session.step(self.count)
+        running.sync()
+        _report_divergence(self, running)
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_reset(bpy.types.Operator):
+    """Reset the simulation to the reference pose (qpos0) or to a keyframe"""
+
+    bl_idname = "mujoco.reset"
+    bl_label = "Reset"
+    bl_options = {"REGISTER"}
+
+    keyframe: IntProperty(name="Keyframe", default=-2, min=-2,
+                          description="-1: the reference pose qpos0; 0, 1, ...: that keyframe; "
+                                      "-2: the scene's keyframe setting")
+
+    def execute(self, context):
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
+        try:
+            running.reset(keyframe)
+        except ValueError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        if running.session.playing:
+            running.session.play(live.now())
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_stop(bpy.types.Operator):
+    """Stop the simulation: every object goes back to where it was authored"""
+
+    bl_idname = "mujoco.stop"
+    bl_label = "Stop"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return live.get(context.scene) is not None
+
+    def execute(self, context):
+        live.drop(live.get(context.scene), restore=True)
+        _redraw(context)
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_simulate(bpy.types.Operator):
+    """Simulate a fixed duration as fast as possible (for scripts and --background)"""
+
+    bl_idname = "mujoco.simulate"
+    bl_label = "Simulate Duration"
+    bl_options = {"REGISTER"}
+
+    duration: FloatProperty(name="Duration", default=1.0, min=0.0, unit="TIME_ABSOLUTE",
+                            description="Simulated seconds: round(duration / timestep) steps")
+
+    def execute(self, context):
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        running.check_edits()
+        playing = running.session.playing
+        steps = running.session.simulate(self.duration)
+        if playing and not running.session.message:
+            running.session.play(live.now())
+        running.sync()
+        if not _report_divergence(self, running):
+            self.report({"INFO"}, f"Simulated {steps} steps: t = {running.session.data.time:.4f} s")
+        return {"FINISHED"}
+
+
+def _report_divergence(operator, running) -> bool:
+    if running.session.message:
+        operator.report({"WARNING"}, running.session.message)
+        return True
+    return False
+
+
+CLASSES = (MUJOCO_OT_play, MUJOCO_OT_pause, MUJOCO_OT_step, MUJOCO_OT_reset, MUJOCO_OT_stop,
+           MUJOCO_OT_simulate)
+
+
+class MUJOCO_OT_zero_controls(bpy.types.Operator):
+    """Set every actuator's control to zero"""
+
+    bl_idname = "mujoco.zero_controls"
+    bl_label = "Zero All"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return live.get(context.scene) is not None
+
+    def execute(self, context):
+        live.get(context.scene).session.data.ctrl[:] = 0
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_select_object(bpy.types.Operator):
+    """Select the object a MuJoCo message names"""
+
+    bl_idname = "mujoco.select_object"
+    bl_label = "Select"
+    bl_options = {"REGISTER", "UNDO"}
+
+    name: bpy.props.StringProperty(name="Object")
+
+    def execute(self, context):
+        obj = context.scene.objects.get(self.name)
+        if obj is None:
+            self.report({"ERROR"}, f"No object {self.name!r} in the scene")
+            return {"CANCELLED"}
+        for other in context.selected_objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+        return {"FINISHED"}
+
+
+CLASSES += (MUJOCO_OT_zero_controls, MUJOCO_OT_select_object)
