@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 
-import bpy
 import mujoco
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
@@ -271,9 +270,16 @@ class Live:
         obj.data.update()
 
     def _read_mocap(self) -> None:
-        data = self.session.data
+        model, data, key = self.session.model, self.session.data, self.session.keyframe
         for obj, index, to_mujoco in self.mocap:
-            if to_mujoco is None or _is_identity(to_mujoco):
+            if scan.transform(obj) == self.held[obj.as_pointer()][1]:
+                # where it was authored: the exact (double) pose of the model or keyframe
+                body = int(np.flatnonzero(model.body_mocapid == index)[0])
+                data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
+                    if key >= 0 else model.body_pos[body]
+                data.mocap_quat[index] = model.key_mquat[key, 4 * index:4 * index + 4] \
+                    if key >= 0 else model.body_quat[body]
+            elif _is_identity(to_mujoco):
                 data.mocap_pos[index] = obj.location
                 rotation = obj.rotation_quaternion if obj.rotation_mode == "QUATERNION" \
                     else obj.matrix_basis.to_quaternion()
@@ -284,6 +290,19 @@ class Live:
                 data.mocap_quat[index] = rot
 
     # ---------------------------------------------------------- controls
+
+    def simulate(self, duration: float) -> int:
+        """Exactly round(duration / timestep) steps (mocap poses read first), then sync."""
+        self._read_mocap()
+        steps = self.session.simulate(duration)
+        self.sync()
+        return steps
+
+    def step(self, count: int) -> int:
+        self._read_mocap()
+        steps = self.session.step(count)
+        self.sync()
+        return steps
 
     def reset(self, keyframe: int | None = None) -> None:
         self.session.reset(keyframe)

@@ -115,8 +115,7 @@ class MUJOCO_OT_step(bpy.types.Operator):
             return {"CANCELLED"}
         running.check_edits()
         running.session.pause()
-        running.session.step(self.count)
-        running.sync()
+        running.step(self.count)
         _report_divergence(self, running)
         return {"FINISHED"}
 
@@ -180,10 +179,9 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
             return {"CANCELLED"}
         running.check_edits()
         playing = running.session.playing
-        steps = running.session.simulate(self.duration)
+        steps = running.simulate(self.duration)
         if playing and not running.session.message:
             running.session.play(live.now())
-        running.sync()
         if not _report_divergence(self, running):
             self.report({"INFO"}, f"Simulated {steps} steps: t = {running.session.data.time:.4f} s")
         return {"FINISHED"}
