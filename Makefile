@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 GUI_STAMP := $(VENV)/.gui-installed
 
-.PHONY: venv gui-deps test build lint schema clean
+.PHONY: venv gui-deps demo test build lint schema clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,10 @@ gui-deps: $(GUI_STAMP)
 $(GUI_STAMP): $(STAMP) tools/install_gui_deps.sh
 	tools/install_gui_deps.sh
 	touch $(GUI_STAMP)
+
+# The main job: import a model, simulate it, save demo.blend, render demo.png.
+demo: $(STAMP)
+	$(PY) tools/demo.py
 
 # The whole suite: tests/pytest.ini holds the options.
 test: $(STAMP) $(GUI_STAMP)
@@ -42,4 +46,4 @@ schema: $(STAMP)
 	$(PY) tools/gen_schema.py
 
 clean:
-	rm -rf dist wheels .pytest_cache
+	rm -rf dist wheels .pytest_cache demo.blend demo.png

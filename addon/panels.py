@@ -7,9 +7,12 @@ headers put the fields in (the schema's `section`), widgets follow the type.
 
 from __future__ import annotations
 
+import textwrap
+
 import bpy
 
 from ..components import values
+from . import live
 from .scan import model_of
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
 
@@ -160,6 +163,19 @@ def draw_tendon_path(layout, group) -> None:
         draw_kind(box, wrap, "wrap", f"mjb_wrap{i}")
 
 
+def draw_simulation_error(layout, scene, obj) -> None:
+    """MuJoCo's error about this object, while the simulation runs on its last good model."""
+    running = live.get(scene)
+    if running is None or obj.name not in running.error_objects:
+        return
+    box = layout.box()
+    box.alert = True
+    box.label(text="MuJoCo rejects this edit (the simulation runs the last good model):",
+              icon="ERROR")
+    for line in textwrap.wrap(running.error, 60):
+        box.label(text=line)
+
+
 class MJBLEND_PT_object(bpy.types.Panel):
     """MJCF element of the active object"""
 
@@ -177,6 +193,7 @@ class MJBLEND_PT_object(bpy.types.Panel):
         obj = context.object
         holder = obj.mujoco
         model = model_of(obj)
+        draw_simulation_error(self.layout, context.scene, obj)
         draw_header(self.layout, holder, model)
         if holder.kind == "NONE":
             self.layout.label(text="Not a MuJoCo element", icon="INFO")

@@ -699,7 +699,7 @@ class Looks:
                        attribute_name=TEXCOORD_PROP, label="has MuJoCo texcoords")
         uv = n.add("ShaderNodeUVMap", -1700, y - 500)
         base = n.add("ShaderNodeMix", -1500, y, data_type="VECTOR", label="UV or box UV")
-        n.link(has_uv.outputs["Factor"], _socket(base.inputs, "Factor_Float"))
+        n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
         n.link(self._box_uv(n, coords, y), _socket(base.inputs, "A_Vector"))
         n.link(uv.outputs[0], _socket(base.inputs, "B_Vector"))
         # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t

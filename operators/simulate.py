@@ -47,9 +47,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running.session.play(live.now())
         if running.modal_running:  # a paused simulation resumes on its own timer
             return {"FINISHED"}
-        rate = getattr(getattr(context, "preferences", None), "view", None)
-        interval = 1 / 60 if rate is None else 1 / 60
-        self._timer = context.window_manager.event_timer_add(interval, window=context.window)
+        self._timer = context.window_manager.event_timer_add(1 / 60, window=context.window)
         self._live = running
         running.modal_running = True
         context.window_manager.modal_handler_add(self)
@@ -59,7 +57,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = self._live
         if running.session is None or live.get(running.scene) is not running:
             return self._finish(context)  # stopped, reloaded or the scene is gone
-        if event.type == "TIMER" and event.timer is self._timer:
+        if event.type == "TIMER":  # (any timer: advancing goes by the wall clock)
             running.tick(live.now())
             session = running.session
             if session.message:

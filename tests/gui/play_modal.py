@@ -1,0 +1,140 @@
+"""Runs inside Blender's real user interface (Debian's blender under Xvfb).
+
+Imports examples/desk_toys.xml, starts `mujoco.play` with INVOKE (the modal
+operator on a real window-manager timer), lets it run, opens the MuJoCo tab
+of the viewport sidebar (clicking its tab as a user would), pauses, stops,
+and writes what it saw to MJBLEND_RESULT; a screenshot of the running
+simulation goes to MJBLEND_SCREENSHOT.
+
+Usage (tests/test_gui_simulation.py does this):
+    xvfb-run blender start.blend --python-use-system-env --python play_modal.py
+"""
+
+import importlib
+import json
+import os
+import subprocess
+import time
+import traceback
+
+import addon_utils
+import bpy
+
+RESULT = os.environ["MJBLEND_RESULT"]
+ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
+SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
+MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "desk_toys.xml")
+report = {"blender": bpy.app.version_string, "errors": [], "drawn": [], "samples": []}
+
+
+def finish(error=None):
+    if error:
+        report["errors"].append(error)
+    with open(RESULT, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=1)
+    bpy.ops.wm.quit_blender()
+
+
+def record_draws(cls):
+    original = cls.draw
+
+    def draw(self, context):  # exactly (self, context): see draw_panels.py
+        try:
+            original(self, context)
+            if cls.__name__ not in report["drawn"]:
+                report["drawn"].append(cls.__name__)
+        except Exception:
+            report["errors"].append(f"{cls.__name__}: {traceback.format_exc()}")
+            raise
+    cls.draw = draw
+
+
+def view3d():
+    window = bpy.context.window_manager.windows[0]
+    area = max((a for a in window.screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width * a.height)
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    return window, area, region
+
+
+def box_height():
+    box = next(o for o in bpy.context.scene.objects if o.mujoco.kind == "BODY" and o.mujoco.name == "box")
+    return box.matrix_world.translation.z
+
+
+def steps():
+    live = importlib.import_module(ADDON + ".addon.live")
+    scan = importlib.import_module(ADDON + ".addon.scan")
+    panels = importlib.import_module(ADDON + ".addon.simulation_panels")
+    for cls in panels.CLASSES:
+        record_draws(cls)
+    bpy.ops.import_scene.mjcf(filepath=MODEL)
+    window, area, region = view3d()
+    area.spaces.active.show_region_ui = True
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.view3d.view_all()
+    authored = {o.name: scan.transform(o) for o in bpy.context.scene.objects}
+    report["start_height"] = box_height()
+    yield 0.5
+
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.mujoco.play("INVOKE_DEFAULT")
+    running = live.get(bpy.context.scene)
+    report["modal_running"] = running.modal_running
+    start = time.perf_counter()
+    while time.perf_counter() - start < 2.0:
+        report["samples"].append([time.perf_counter() - start, running.session.data.time, box_height()])
+        yield 0.1
+
+    # the sidebar opens on another tab, and Blender 3.4 cannot switch tabs from
+    # Python: click down the tab strip until the MuJoCo panel draws
+    sidebar = next(r for r in area.regions if r.type == "UI")
+    top = window.height - (sidebar.y + sidebar.height)  # X11 y grows downwards
+    for offset in range(30, min(sidebar.height, 600), 25):
+        if "MJBLEND_PT_simulation" in report["drawn"]:
+            break
+        x, y = sidebar.x + sidebar.width - 10, top + offset
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        yield 0.3
+    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
+                    str(window.height - (area.y + area.height // 2))], check=True)
+    yield 0.5
+    if SCREENSHOT:
+        with bpy.context.temp_override(window=window, area=area):
+            bpy.ops.screen.screenshot_area(filepath=SCREENSHOT)
+    report["rtf"] = running.session.achieved
+
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.mujoco.pause()
+    paused_at = running.session.data.time
+    yield 0.5
+    report["paused_advance"] = running.session.data.time - paused_at
+
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.mujoco.stop()
+    yield 0.3  # the modal operator sees the stop on its next timer event
+    report["modal_after_stop"] = running.modal_running
+    report["restored"] = authored == {o.name: scan.transform(o) for o in bpy.context.scene.objects}
+    report["live_after_stop"] = live.get(bpy.context.scene) is not None
+
+
+_steps = None
+
+
+def run():
+    global _steps
+    try:
+        if _steps is None:
+            addon_utils.enable(ADDON, default_set=True,
+                               handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
+            _steps = steps()
+        delay = next(_steps, None)
+        if delay is None:
+            finish()
+            return None
+        return delay
+    except Exception:
+        finish(traceback.format_exc())
+        return None
+
+
+bpy.app.timers.register(run, first_interval=1.0)
