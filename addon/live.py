@@ -170,7 +170,13 @@ class Live:
         self.driven = driven
         self.driven_ids = np.array([b for _o, b in driven], dtype=int)
         self.driven_parents = np.array(parents, dtype=int)
-        self.fixes = fixes
+        # plain ones (most): Location / Rotation written straight; others through a matrix
+        self.plain_rows = np.array([i for i, f in enumerate(fixes) if f is None], dtype=int)
+        self.plain_objects = [driven[i][0] for i in self.plain_rows]
+        self.row_of = {driven[i][0].as_pointer(): int(i) for i in self.plain_rows}
+        self.fixed = [(driven[i][0], i, f) for i, f in enumerate(fixes) if f is not None]
+        self._written = None  # (pos, quat) of the last sync
+        self.levels = frames.depth_levels(model.body_parentid)
         self.mocap = mocap
         self.deformed = [(objects[p], kind, i, world_frames.get(scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
@@ -201,8 +207,11 @@ class Live:
 
     # --------------------------------------------------------------- tick
 
-    def tick(self, now: float) -> int:
-        """One timer event: take edits, advance to wall time `now`, sync."""
+    def tick(self, now: float, selected=()) -> int:
+        """One timer event: take edits (`selected`: the selected objects, which the
+        user may have moved), advance to wall time `now`, sync."""
+        if self.take_user_moves(selected):
+            self.sync()
         self.check_edits(now)
         session = self.session
         if not session.playing:
@@ -218,10 +227,10 @@ class Live:
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
         touched, moved = changes.take()
         edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
-        due = now is not None and now >= self._next_structure_check
+        due = now is None or now >= self._next_structure_check  # now None: check everything
         if not (edited or due):
             return False
-        if due:
+        if due and now is not None:
             self._next_structure_check = now + STRUCTURE_CHECK_INTERVAL
         changes.give_back(touched, moved)
         return self.compile(edited)
@@ -242,17 +251,67 @@ class Live:
         """Write the simulated state to the objects."""
         data = self.session.data
         if len(self.driven):
-            pos, quat = frames.relative_poses(data.xpos, data.xquat, self.driven_ids,
-                                              self.driven_parents)
-            for (obj, _body), p, q, fix in zip(self.driven, pos, quat, self.fixes, strict=True):
-                if fix is None:
-                    obj.location = p
-                    obj.rotation_quaternion = q
-                else:
-                    scale = Matrix.Diagonal(obj.scale.to_4d())
-                    obj.matrix_basis = fix @ Matrix.LocRotScale(Vector(p), Quaternion(q), None) @ scale
+            pos, quat = frames.float32_locals(data.xpos, data.xquat, self.session.model.body_parentid,
+                                              self.levels)
+            pos, quat = pos[self.driven_ids], quat[self.driven_ids]
+            self._written = (pos, quat)
+            rows = self.plain_rows
+            for obj, p, q in zip(self.plain_objects, pos[rows].tolist(), quat[rows].tolist(), strict=True):
+                obj.location = p
+                obj.rotation_quaternion = q
+            for obj, row, fix in self.fixed:
+                scale = Matrix.Diagonal(obj.scale.to_4d())
+                obj.matrix_basis = fix @ Matrix.LocRotScale(Vector(pos[row]), Quaternion(quat[row]),
+                                                            None) @ scale
         for obj, kind, index, world in self.deformed:
             self._sync_vertices(obj, kind, index, world)
+
+    def take_user_moves(self, selected) -> int:
+        """Simulated bodies the user moved since the last sync (only selected objects
+        can be moved by hand: only those are compared). A free body is put where the
+        user put it, at rest; any other body's authored pose shifts by the move
+        (its joints keep their state). Returns how many were moved."""
+        if self._written is None:
+            return 0
+        pos, quat = self._written
+        moved = 0
+        for obj in selected:
+            row = self.row_of.get(obj.as_pointer())
+            if row is None:
+                continue
+            location = Vector(obj.location)
+            rotation = obj.rotation_quaternion.copy()
+            written_loc = Vector(pos[row].astype(np.float32).tolist())
+            written_rot = Quaternion(quat[row].astype(np.float32).tolist())
+            if location == written_loc and rotation == written_rot:
+                continue
+            moved += 1
+            if self._free_joint(int(self.driven_ids[row])):
+                self._teleport(int(self.driven_ids[row]), location, rotation)
+                continue
+            held_obj, snapshot = self.held[obj.as_pointer()]
+            turn = rotation @ written_rot.inverted()
+            new_location = Vector(snapshot[0]) + (location - written_loc)
+            new_rotation = turn @ Quaternion(snapshot[1])
+            snapshot = (tuple(new_location), tuple(new_rotation.normalized())) + snapshot[2:]
+            self.held[obj.as_pointer()] = (held_obj, snapshot)
+            scan.HELD[obj.as_pointer()] = snapshot
+            changes.touch(obj)
+        return moved
+
+    def _free_joint(self, body: int):
+        model = self.session.model
+        first = model.body_jntadr[body]
+        return first >= 0 and model.jnt_type[first] == mujoco.mjtJoint.mjJNT_FREE
+
+    def _teleport(self, body, location, rotation) -> None:
+        model, data = self.session.model, self.session.data
+        joint = model.body_jntadr[body]
+        adr, dof = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+        data.qpos[adr:adr + 3] = location
+        data.qpos[adr + 3:adr + 7] = rotation.normalized()
+        data.qvel[dof:dof + 6] = 0
+        mujoco.mj_forward(model, data)
 
     def _sync_vertices(self, obj, kind, index, world) -> None:
         model, data = self.session.model, self.session.data
@@ -383,6 +442,16 @@ def get(scene) -> Live | None:
         drop(live, restore=False)
         return None
     return live
+
+
+def is_current(running: Live) -> bool:
+    """Is `running` still its scene's simulation? (False once stopped, replaced, or
+    its scene deleted: then it is dropped.)"""
+    try:
+        return running.session is not None and get(running.scene) is running
+    except ReferenceError:  # the scene was deleted
+        drop(running, restore=True)
+        return False
 
 
 def ensure(scene) -> Live:

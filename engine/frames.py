@@ -118,15 +118,45 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                      aw * bz + ax * by - ay * bx + az * bw], axis=1)
 
 
-def relative_poses(xpos: np.ndarray, xquat: np.ndarray, bodies: np.ndarray,
-                   parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Poses of `bodies` in the frames of `parents` (index arrays into MuJoCo's
-    world-frame `xpos` (nbody, 3) and `xquat` (nbody, 4)), all in one pass: what
-    a body object's Location / Rotation is when its parent is the parent body."""
-    parent_conj = xquat[parents] * np.array([1.0, -1.0, -1.0, -1.0])
-    quat = quat_multiply(parent_conj, xquat[bodies])
-    offset = np.zeros((len(bodies), 4))
-    offset[:, 1:] = xpos[bodies] - xpos[parents]
-    # rotate the world offset into the parent frame: conj(q) * v * q
-    pos = quat_multiply(quat_multiply(parent_conj, offset), xquat[parents])[:, 1:]
-    return pos, quat
+def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """Row-wise rotation of (n, 3) vectors by (n, 4) unit quaternions."""
+    padded = np.zeros((len(vec), 4))
+    padded[:, 1:] = vec
+    return quat_multiply(quat_multiply(quat, padded), quat * np.array([1.0, -1.0, -1.0, -1.0]))[:, 1:]
+
+
+def depth_levels(parents: np.ndarray) -> list[np.ndarray]:
+    """Body ids grouped by depth below the world (ids 1..n-1), shallowest first."""
+    depth = np.zeros(len(parents), dtype=int)
+    for body in range(1, len(parents)):  # MuJoCo numbers parents before children
+        depth[body] = depth[parents[body]] + 1
+    return [np.flatnonzero(depth == d) for d in range(1, int(depth.max(initial=0)) + 1)]
+
+
+def float32_locals(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,
+                   levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Local (parent-frame) poses of every body, for objects that keep them in
+    float32 and compose them in float32 as Blender does.
+
+    Each level is made relative to the parent's pose *as Blender will have it*
+    (its own float32-rounded local composed on its parent's), not to MuJoCo's
+    exact parent pose, so rounding does not pile up down a long chain: on the
+    Cassie legs this keeps every world matrix within 1e-6 of MuJoCo's."""
+    count = len(xpos)
+    world_pos, world_quat = np.zeros((count, 3)), np.zeros((count, 4))
+    world_quat[0, 0] = 1.0
+    local_pos, local_quat = np.zeros((count, 3)), np.zeros((count, 4))
+    conj = np.array([1.0, -1.0, -1.0, -1.0])
+    for level in levels:
+        parent_pos, parent_quat = world_pos[parents[level]], world_quat[parents[level]]
+        back = parent_quat * conj
+        quat = quat_multiply(back, xquat[level])
+        pos = rotate(back, xpos[level] - parent_pos)
+        local_pos[level], local_quat[level] = pos, quat
+        # what Blender will hold and compose
+        pos32 = pos.astype(np.float32).astype(np.float64)
+        quat32 = quat.astype(np.float32).astype(np.float64)
+        quat32 /= np.linalg.norm(quat32, axis=1)[:, None]
+        world_quat[level] = quat_multiply(parent_quat, quat32)
+        world_pos[level] = parent_pos + rotate(parent_quat, pos32)
+    return local_pos, local_quat

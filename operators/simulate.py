@@ -55,10 +55,10 @@ class MUJOCO_OT_play(bpy.types.Operator):
 
     def modal(self, context, event):
         running = self._live
-        if running.session is None or live.get(running.scene) is not running:
+        if not live.is_current(running):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: advancing goes by the wall clock)
-            running.tick(live.now())
+            running.tick(live.now(), context.selected_objects)
             session = running.session
             if session.message:
                 self.report({"WARNING"}, session.message)
@@ -111,6 +111,7 @@ class MUJOCO_OT_step(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
+        running.take_user_moves(context.selected_objects)
         running.check_edits()
         running.session.pause()
         running.step(self.count)
@@ -175,6 +176,7 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
+        running.take_user_moves(context.selected_objects)
         running.check_edits()
         playing = running.session.playing
         steps = running.simulate(self.duration)

@@ -2,13 +2,14 @@
 on the original file; stop puts everything back; edits recompile and keep state."""
 
 import os
+import time
 
 import bpy
 import mujoco
 import numpy as np
 import pytest
 from conftest import ROOT, disable_addon, enable_addon
-from helpers import CORPUS, needs_corpus
+from helpers import CORPUS, corpus_params, needs_corpus
 from mathutils import Vector
 
 from mjblend.addon import handlers, live, scan
@@ -309,4 +310,145 @@ def test_corpus_models_simulate_like_mujoco(clean_scene, path):
     session = live.get(bpy.context.scene).session
     assert np.array_equal(session.data.qpos, data.qpos)
     assert_bodies_match(model, data, atol=2e-5)
+    live.drop_all()
+
+
+def test_the_modal_operator_steps_on_timer_events(desk):
+    """The modal() of mujoco.play, given TIMER events (the GUI tier runs the real timer)."""
+    from types import SimpleNamespace
+
+    from mjblend.operators.simulate import MUJOCO_OT_play
+
+    running = live.ensure(bpy.context.scene)
+    running.session.play(live.now())
+    operator = SimpleNamespace(_live=running, _timer=None, report=lambda *_a: None,
+                               _finish=lambda _context: {"FINISHED"})
+    timer = SimpleNamespace(type="TIMER")
+    start_height = element("body", "box").location.z
+    for _ in range(5):
+        time.sleep(0.03)
+        assert MUJOCO_OT_play.modal(operator, bpy.context, timer) == {"PASS_THROUGH"}
+    assert running.session.data.time > 0.1
+    assert element("body", "box").location.z < start_height
+    bpy.ops.mujoco.pause()
+    paused = running.session.data.time
+    time.sleep(0.03)
+    MUJOCO_OT_play.modal(operator, bpy.context, timer)
+    assert running.session.data.time == paused
+    bpy.ops.mujoco.stop()
+    assert MUJOCO_OT_play.modal(operator, bpy.context, timer) == {"FINISHED"}
+
+
+def test_step_pauses_and_advances_one_step(desk):
+    bpy.ops.mujoco.play()
+    bpy.ops.mujoco.step(count=3)
+    session = live.get(bpy.context.scene).session
+    assert not session.playing and session.data.time == pytest.approx(3 * session.model.opt.timestep)
+
+
+def _joint_state(session, name):
+    joint = session.model.joint(name)
+    q, v = joint.qposadr[0], joint.dofadr[0]
+    return session.data.qpos[q].copy(), session.data.qvel[v].copy()
+
+
+def test_changing_a_geom_size_while_running_recompiles_with_state(desk):
+    bpy.ops.mujoco.simulate(duration=0.3)
+    session = live.get(bpy.context.scene).session
+    before = _joint_state(session, "swing")
+    bob_geom = next(o for o in bpy.context.scene.objects
+                    if o.mujoco.kind == "GEOM" and o.parent == element("body", "bob"))
+    bob_geom.mujoco.geom.size = (0.05, 0, 0)
+    bpy.ops.mujoco.simulate(duration=0.0)
+    geom = session.model.body("bob").geomadr[0]
+    assert session.model.geom_size[geom][0] == pytest.approx(0.05)
+    assert _joint_state(session, "swing") == before
+
+
+def test_adding_a_body_while_running_recompiles_with_state(desk):
+    bpy.ops.mujoco.simulate(duration=0.3)
+    session = live.get(bpy.context.scene).session
+    swing, box = _joint_state(session, "swing"), session.data.qpos[:7].copy()
+    body = bpy.data.objects.new("new body", None)
+    bpy.context.scene.collection.objects.link(body)
+    body.parent = desk.root
+    body.mujoco.kind, body.mujoco.name = "BODY", "new"
+    body.location = (0.4, 0.3, 1.0)
+    body.rotation_mode = "QUATERNION"
+    geom = bpy.data.objects.new("new geom", None)
+    bpy.context.scene.collection.objects.link(geom)
+    geom.parent = body
+    geom.mujoco.kind = "GEOM"
+    geom.mujoco.geom.size = (0.05, 0, 0)
+    bpy.ops.mujoco.simulate(duration=0.0)
+    assert session.model.nbody == 9
+    assert _joint_state(session, "swing") == swing
+    box_adr = session.model.joint("box").qposadr[0]
+    assert np.array_equal(session.data.qpos[box_adr:box_adr + 7], box)
+
+
+def test_moving_a_static_body_while_running_recompiles_with_state(desk):
+    bpy.ops.mujoco.simulate(duration=0.3)
+    session = live.get(bpy.context.scene).session
+    before = _joint_state(session, "swing")
+    element("body", "post").location.x += 0.25  # no joint: the simulation does not move it
+    bpy.context.view_layer.update()
+    bpy.ops.mujoco.simulate(duration=0.0)
+    assert session.model.body_pos[session.model.body("post").id][0] == pytest.approx(0.55)
+    assert _joint_state(session, "swing") == before
+
+
+def test_moving_simulated_bodies_by_hand(desk):
+    bpy.ops.mujoco.simulate(duration=0.5)
+    session = live.get(bpy.context.scene).session
+    swing = _joint_state(session, "swing")
+    box, arm = element("body", "box"), element("body", "arm")
+    for obj in bpy.context.selected_objects:
+        obj.select_set(False)
+    box.select_set(True)
+    arm.select_set(True)
+    box.location = (0.1, 0.2, 1.5)  # a free body: put there, at rest
+    arm.location.x += 0.1  # a hinged body: its pivot moves, its angle stays
+    bpy.ops.mujoco.simulate(duration=0.0)
+    adr = session.model.joint("box").qposadr[0]
+    assert np.allclose(session.data.qpos[adr:adr + 3], [0.1, 0.2, 1.5], atol=1e-7)
+    assert not session.data.qvel[:6].any()
+    assert session.model.body_pos[session.model.body("arm").id][0] == pytest.approx(0.1, abs=1e-6)
+    assert _joint_state(session, "swing") == swing
+    authored_box = scan.HELD[box.as_pointer()]
+    bpy.ops.mujoco.stop()
+    assert scan.transform(box) == authored_box  # teleporting is not an edit of the model
+    assert arm.location.x == pytest.approx(0.1)  # moving the pivot is
+
+
+def test_deleting_the_scene_ends_its_simulation(clean_scene):
+    scene = bpy.data.scenes.new("doomed")
+    build.import_file(DESK, scene)
+    running = live.ensure(scene)
+    running.simulate(0.2)
+    bpy.data.scenes.remove(scene)
+    assert not live.is_current(running)
+    assert live.all_live() == [] and not scan.HELD
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
+    """1 s of simulation: qpos bit for bit, every body object where MuJoCo puts it."""
+    full = os.path.join(CORPUS, path)
+    build.import_file(full, clean_scene)
+    bpy.ops.mujoco.simulate(duration=1.0)
+    running = live.get(bpy.context.scene)
+    model = mujoco.MjModel.from_xml_path(full)
+    model, data = mujoco_after(full, int(round(1.0 / model.opt.timestep)))
+    assert np.array_equal(running.session.data.qpos, data.qpos, equal_nan=True)
+    bpy.context.view_layer.update()
+    worst = 0.0
+    for (kind, body), obj in running.by_id.items():
+        if kind != "body" or body == 0:
+            continue
+        world = np.array(obj.matrix_world)
+        scale = max(1.0, float(np.abs(data.xpos[body]).max()))
+        worst = max(worst, np.abs(world[:3, 3] - data.xpos[body]).max() / scale,
+                    np.abs(world[:3, :3] - data.xmat[body].reshape(3, 3)).max())
+    assert worst < 1e-6, f"largest difference {worst:.2e} (relative to the body's distance)"
     live.drop_all()
