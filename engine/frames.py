@@ -108,21 +108,25 @@ def axis_of(rotation_quat) -> np.ndarray:
 # ------------------------------------------------------- simulation sync
 
 
+# a * b == (a[:, _QI] * _QS) @ b for quaternions (w, x, y, z): one gather, one einsum
+_QI = np.array([[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_QS = np.array([[1.0, -1, -1, -1], [1, 1, -1, 1], [1, 1, 1, -1], [1, -1, 1, 1]])
+_CONJ = np.array([1.0, -1.0, -1.0, -1.0])
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[[0, 1, 2], [1, 2, 0], [2, 0, 1]] = 1.0
+_LEVI_CIVITA[[0, 1, 2], [2, 0, 1], [1, 2, 0]] = -1.0
+
+
 def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise Hamilton products a * b of (n, 4) quaternion arrays (w, x, y, z)."""
-    aw, ax, ay, az = a.T
-    bw, bx, by, bz = b.T
-    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw], axis=1)
+    return np.einsum("nij,nj->ni", a[:, _QI] * _QS, b)
 
 
 def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     """Row-wise rotation of (n, 3) vectors by (n, 4) unit quaternions."""
-    padded = np.zeros((len(vec), 4))
-    padded[:, 1:] = vec
-    return quat_multiply(quat_multiply(quat, padded), quat * np.array([1.0, -1.0, -1.0, -1.0]))[:, 1:]
+    w, u = quat[:, :1], quat[:, 1:]
+    twice = 2.0 * np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, u, vec)  # 2 u x v, fewer calls
+    return vec + w * twice + np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, u, twice)
 
 
 def depth_levels(parents: np.ndarray) -> list[np.ndarray]:
@@ -146,10 +150,9 @@ def float32_locals(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,
     world_pos, world_quat = np.zeros((count, 3)), np.zeros((count, 4))
     world_quat[0, 0] = 1.0
     local_pos, local_quat = np.zeros((count, 3)), np.zeros((count, 4))
-    conj = np.array([1.0, -1.0, -1.0, -1.0])
     for level in levels:
         parent_pos, parent_quat = world_pos[parents[level]], world_quat[parents[level]]
-        back = parent_quat * conj
+        back = parent_quat * _CONJ
         quat = quat_multiply(back, xquat[level])
         pos = rotate(back, xpos[level] - parent_pos)
         local_pos[level], local_quat[level] = pos, quat

@@ -1,0 +1,156 @@
+"""The simulation loop: stepping and syncing cost, against raw `mj_step` in the same run.
+
+    .venv/bin/python bench/loop_bench.py [--model PATH] [--seconds S] [--bodies N] [--repeat R]
+
+1. raw `mj_step` throughput on one model (default: the corpus humanoid, else
+   examples/desk_toys.xml), steps per second;
+2. the session's advance + sync with a sync every 1/60 s of simulated time
+   (each sync counted until the depsgraph has evaluated every moved object, as
+   a viewport frame needs), steps per second, and its ratio to 1;
+3. sync cost per body per frame on a scene of N free bodies (default 1000):
+   writing the poses plus the view layer update that makes every object's
+   evaluated `matrix_world` show them, per body.
+
+Targets (issue 5): 2 >= 90% of 1; 3 <= 2 us per body. Each figure is the
+median of R repeats (the machine is noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HUMANOID = os.path.join(ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid", "humanoid.xml")
+DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
+
+
+def many_bodies(count: int) -> str:
+    side = int(np.ceil(np.sqrt(count)))
+    bodies = "\n".join(
+        f'<body pos="{(i % side) * 0.3:g} {(i // side) * 0.3:g} {1 + (i % 7) * 0.1:g}"><freejoint/>'
+        f'<geom size=".1"/></body>' for i in range(count))
+    return f'<mujoco><option timestep="0.005"/><worldbody><geom type="plane" size="50 50 .1"/>{bodies}' \
+           '</worldbody></mujoco>'
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=HUMANOID if os.path.exists(HUMANOID) else DESK)
+    parser.add_argument("--seconds", type=float, default=2.0, help="simulated time per measurement")
+    parser.add_argument("--bodies", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    addons = tempfile.mkdtemp(prefix="mjblend-bench-")
+    os.symlink(ROOT, os.path.join(addons, "mjblend"))
+    sys.path.insert(0, addons)
+    import bpy
+    import addon_utils
+    import mujoco
+    addon_utils.enable("mjblend", default_set=True)
+    from mjblend.addon import live
+    from mjblend.importer import build
+
+    # 1 + 2: raw stepping, then the session stepping with a synced frame every 1/60 s
+    bpy.ops.wm.read_homefile(use_empty=True)
+    build.import_file(args.model, bpy.context.scene)
+    running = live.ensure(bpy.context.scene)
+    model = running.session.model
+    steps = int(round(args.seconds / model.opt.timestep))
+    per_frame = max(1, int(round(1 / 60 / model.opt.timestep)))
+    view_layer = bpy.context.view_layer
+
+    def raw():
+        data = mujoco.MjData(model)
+        start = time.perf_counter()
+        mujoco.mj_step(model, data, nstep=steps)
+        return steps / (time.perf_counter() - start)
+
+    frame_parts = {"step": [], "sync": [], "depsgraph": []}
+
+    def session():
+        running.session.reset(-1)
+        start = time.perf_counter()
+        done = 0
+        while done < steps:
+            t0 = time.perf_counter()
+            done += running.session.step(per_frame)
+            t1 = time.perf_counter()
+            running.sync()
+            t2 = time.perf_counter()
+            view_layer.update()
+            t3 = time.perf_counter()
+            for part, seconds in zip(frame_parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+                frame_parts[part].append(seconds)
+        return done / (time.perf_counter() - start)
+
+    raw_rates, session_rates = [], []
+    for _ in range(args.repeat):  # interleaved, so both see the same machine load
+        raw_rates.append(raw())
+        session_rates.append(session())
+    raw_rate, session_rate = statistics.median(raw_rates), statistics.median(session_rates)
+    parts = ", ".join(f"{part} {statistics.median(times) * 1e3:.3f} ms" for part, times in frame_parts.items())
+    name = os.path.relpath(args.model, ROOT)
+    print(f"model {name}: {model.nbody} bodies, timestep {model.opt.timestep:g}, "
+          f"{per_frame} steps per 1/60 s frame")
+    print(f"1. raw mj_step:                 {raw_rate:10.0f} steps/s")
+    print(f"2. session advance + 60 Hz sync: {session_rate:10.0f} steps/s  = "
+          f"{session_rate / raw_rate * 100:.1f}% of raw  (target >= 90%)")
+    print(f"   per frame (median): {parts}")
+    live.drop_all()
+
+    # 3: sync cost per body on N free bodies
+    path = os.path.join(tempfile.mkdtemp(prefix="mjblend-bench-"), "bodies.xml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(many_bodies(args.bodies))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    build.import_file(path, bpy.context.scene)
+    running = live.ensure(bpy.context.scene)
+    view_layer = bpy.context.view_layer  # (the file load freed the first one)
+    bodies = [o for o in bpy.context.scene.objects if o.mujoco.kind == "BODY"]
+    write_times, total_times = [], []
+    for _ in range(args.repeat * 4):
+        running.session.step(4)
+        start = time.perf_counter()
+        running.sync()
+        written = time.perf_counter()
+        view_layer.update()
+        done = time.perf_counter()
+        write_times.append(written - start)
+        total_times.append(done - start)
+    # the floor: the same objects given the same poses by plain assignments, same update
+    pos = [list(o.location) for o in bodies]
+    floor_times = []
+    for _ in range(args.repeat * 4):
+        for p in pos:
+            p[2] += 1e-3
+        start = time.perf_counter()
+        for obj, p in zip(bodies, pos, strict=True):
+            obj.location = p
+            obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        view_layer.update()
+        floor_times.append(time.perf_counter() - start)
+    running.sync()
+    view_layer.update()
+    data = running.session.data
+    last = running.by_id[("body", 1)]
+    assert np.allclose(np.array(last.matrix_world.translation), data.xpos[1], atol=1e-5), \
+        "the evaluated matrix_world does not show the synced pose"
+    count = len(bodies)
+    write, total = statistics.median(write_times) / count, statistics.median(total_times) / count
+    print(f"3. sync of {count} free bodies: {total * 1e6:.2f} us per body per frame "
+          f"(writing {write * 1e6:.2f} us + depsgraph {(total - write) * 1e6:.2f} us)  (target <= 2 us)")
+    floor = statistics.median(floor_times) / count
+    print(f"   baseline, plain Blender writes of the same objects + update: {floor * 1e6:.2f} us per body; "
+          f"ratio {total / floor:.2f}")
+    live.drop_all()
+
+
+if __name__ == "__main__":
+    main()
