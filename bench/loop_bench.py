@@ -95,7 +95,8 @@ def main():
         raw_rates.append(raw())
         session_rates.append(session())
     raw_rate, session_rate = statistics.median(raw_rates), statistics.median(session_rates)
-    parts = ", ".join(f"{part} {statistics.median(times) * 1e3:.3f} ms" for part, times in frame_parts.items())
+    parts = ", ".join(f"{part} {statistics.median(times) * 1e3:.3f} ms"
+                      for part, times in frame_parts.items())
     name = os.path.relpath(args.model, ROOT)
     print(f"model {name}: {model.nbody} bodies, timestep {model.opt.timestep:g}, "
           f"{per_frame} steps per 1/60 s frame")
