@@ -146,7 +146,11 @@ class Live:
                         body_object[element.id] = block
         self.objects = objects
         self.by_id = {(kind, i): objects[p] for p, (kind, i) in ids.items()}
+        self.body_ids = {p: i for p, (kind, i) in ids.items() if kind == "body"}
         world_frames = {root.as_pointer(): _world_frame(root, len(roots) > 1) for root in roots}
+        # MuJoCo's world in Blender's: the root's frame for one model, the identity for several
+        loc, rot, _scale = roots[0].matrix_world.decompose()
+        self.world = Matrix.LocRotScale(loc, rot, None) if len(roots) == 1 else Matrix.Identity(4)
 
         driven, parents, fixes, mocap = [], [], [], []
         for pointer, (kind, body) in ids.items():
@@ -347,6 +351,27 @@ class Live:
                 loc, rot, _scale = (to_mujoco @ obj.matrix_basis).decompose()
                 data.mocap_pos[index] = loc
                 data.mocap_quat[index] = rot
+
+    # ------------------------------------------------------------ picking
+
+    def body_of(self, obj) -> int | None:
+        """The MuJoCo body an object belongs to (a geom, site or mesh of it, however
+        deep), or None for the world and for objects outside the model."""
+        while obj is not None:
+            body = self.body_ids.get(obj.as_pointer())
+            if body is not None:
+                return body
+            if obj.mujoco.kind == "MODEL":
+                return None
+            obj = obj.parent
+        return None
+
+    def to_mujoco(self, point) -> np.ndarray:
+        """A Blender world point in MuJoCo's world."""
+        return np.array(self.world.inverted() @ Vector(point))
+
+    def to_blender(self, point) -> Vector:
+        return self.world @ Vector(tuple(point))
 
     # ---------------------------------------------------------- controls
 

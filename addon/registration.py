@@ -7,8 +7,9 @@ runs in reverse, so a disable leaves nothing behind.
 import bpy
 
 from ..components import properties
-from ..operators import simulate
-from . import handlers, menus, panels, simulation_panels, simulation_props
+from ..operators import perturb, simulate
+from . import (handlers, keymaps, menus, overlay, panels, preferences, simulation_panels,
+               simulation_props)
 
 
 class _Classes:
@@ -26,8 +27,8 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
-MODULES = (properties, simulation_props, _Classes(simulate.CLASSES), panels, simulation_panels,
-           menus, handlers)
+MODULES = (properties, simulation_props, _Classes(simulate.CLASSES + perturb.CLASSES),
+           _Classes(preferences.CLASSES), panels, simulation_panels, menus, handlers, keymaps, overlay)
 
 
 def register():

@@ -52,6 +52,7 @@ class Session:
         self.behind = False  # True while stepping cannot keep up with `realtime`
         self.message = ""  # why the session paused itself, if it did
         self.keyframe = keyframe
+        self.grab = None  # an engine.perturb.Grab while the mouse pulls a body
         self._anchor: tuple[float, float] | None = None  # (wall, sim) pacing reference
         self._last: tuple[float, float] | None = None  # (wall, sim) of the last advance
         self.reset(keyframe)
@@ -65,6 +66,7 @@ class Session:
                 raise ValueError(f"keyframe {keyframe} does not exist: the model has "
                                  f"{self.model.nkey} keyframe(s)")
             self.keyframe = keyframe
+        self.release()
         if self.keyframe >= 0:
             mujoco.mj_resetDataKeyframe(self.model, self.data, self.keyframe)
         else:
@@ -89,7 +91,7 @@ class Session:
         """Exactly `n` steps (fewer only if the simulation diverges: it then pauses)."""
         done = 0
         for _ in range(n):
-            mujoco.mj_step(self.model, self.data)
+            self._step()
             done += 1
             if self._check_diverged():
                 break
@@ -116,7 +118,7 @@ class Session:
         start = _time.perf_counter()
         steps = 0
         while self.data.time + 0.5 * timestep < target:
-            mujoco.mj_step(self.model, self.data)
+            self._step()
             steps += 1
             if self._check_diverged():
                 return steps
@@ -131,6 +133,17 @@ class Session:
             self.achieved = rate if self.achieved == 0 else 0.8 * self.achieved + 0.2 * rate
         self._last = (now, self.data.time)
         return steps
+
+    def _step(self) -> None:
+        if self.grab is not None:
+            self.grab.apply(self.model, self.data)  # the spring acts on every step
+        mujoco.mj_step(self.model, self.data)
+
+    def release(self) -> None:
+        """Let go of a grabbed body (its spring force is cleared)."""
+        if self.grab is not None:
+            self.grab.release(self.data)
+            self.grab = None
 
     # ----------------------------------------------------------- warnings
 
@@ -163,6 +176,7 @@ class Session:
         """Continue with `model` (a recompile): time, joint state (qpos, qvel,
         warm start, applied forces), controls, actuator activations and mocap
         poses carry over for every element bound in both `self.ids` and `ids`."""
+        self.release()  # body ids may have changed
         old_model, old_data, old_ids = self.model, self.data, self.ids
         data = mujoco.MjData(model)
         if self.keyframe >= model.nkey:

@@ -8,6 +8,7 @@ blender, xvfb and xdotool, and mujoco + numpy for Blender's own Python in
 
 import os
 import shutil
+import signal
 import subprocess
 
 from conftest import ADDON, ROOT
@@ -25,20 +26,54 @@ def check_prerequisites():
                          "(tools/install_gui_deps.sh installs them)")
 
 
+def _addons(tmp_path):
+    addons = tmp_path / "addons"
+    if not addons.exists():
+        addons.mkdir()
+        os.symlink(ROOT, addons / ADDON)
+    return addons
+
+
+def _environment(tmp_path, env):
+    return {**os.environ, "PYTHONPATH": f"{_addons(tmp_path)}{os.pathsep}{SITE}",
+            "MJBLEND_ADDON": ADDON, **(env or {})}
+
+
+def _run(command, env, timeout):
+    """Run in a process group of its own; on a timeout the whole group (Blender,
+    Xvfb) is killed, so nothing is left behind."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        stderr += f"\n[killed after {timeout} s]"
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def run_gui_script(script, tmp_path, env=None, timeout=180):
     """Run `script` in Blender's UI; returns the CompletedProcess."""
     check_prerequisites()
-    addons = tmp_path / "addons"
-    addons.mkdir()
-    os.symlink(ROOT, addons / ADDON)
     # A file given on the command line opens without the splash screen.
     start = tmp_path / "start.blend"
     subprocess.run([BLENDER, "-b", "--factory-startup", "--python-expr",
                     f"import bpy; bpy.ops.wm.save_as_mainfile(filepath={str(start)!r})"],
                    check=True, capture_output=True, timeout=timeout)
-    full_env = {**os.environ, "PYTHONPATH": f"{addons}{os.pathsep}{SITE}",
-                "MJBLEND_ADDON": ADDON, **(env or {})}
-    return subprocess.run(
-        ["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", BLENDER, str(start),
-         "--python-use-system-env", "--python", script],
-        env=full_env, capture_output=True, text=True, timeout=timeout)
+    return _run(["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", BLENDER, str(start),
+                 "--python-use-system-env", "--python", script],
+                _environment(tmp_path, env), timeout)
+
+
+def run_background_script(script, tmp_path, args=(), env=None, timeout=180):
+    """Run `script` in the Blender executable without a window (`--background`)."""
+    check_prerequisites()
+    return _run([BLENDER, "--background", "--factory-startup", "--python-use-system-env",
+                 "--python", script, "--", *map(str, args)], _environment(tmp_path, env), timeout)
+
+
+def leftover_processes(tmp_path) -> list[str]:
+    """Processes still running that were started for `tmp_path` (should be none)."""
+    found = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout
+    return [line for line in found.splitlines() if "pgrep" not in line]

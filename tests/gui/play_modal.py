@@ -68,6 +68,8 @@ def steps():
     panels = importlib.import_module(ADDON + ".addon.simulation_panels")
     for cls in panels.CLASSES:
         record_draws(cls)
+    for obj in list(bpy.context.scene.objects):  # the startup file's cube, light and camera
+        bpy.data.objects.remove(obj)
     bpy.ops.import_scene.mjcf(filepath=MODEL)
     window, area, region = view3d()
     area.spaces.active.show_region_ui = True
