@@ -15,7 +15,9 @@ from mjblend.engine import perturb
 from mjblend.engine.session import Session
 from mjblend.importer import build
 
-BOX = """<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
+BOX = """<mujoco><asset><mesh name="wedge" vertex="0 0 0  .4 0 0  0 .4 0  0 0 .4"/></asset>
+  <worldbody><geom type="plane" size="5 5 .1"/>
+  <body name="holder" pos="-2 0 1"><body name="wedge"><joint/><geom type="mesh" mesh="wedge"/></body></body>
   <body name="box" pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1" mass="2"/></body>
   <body name="arm" pos="1 0 1"><joint name="hinge" axis="0 1 0"/>
     <geom type="capsule" fromto="0 0 0 0 0 -.5" size=".03"/>
@@ -27,26 +29,27 @@ BOX = """<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
 def test_the_force_is_mujocos_own_and_release_clears_it():
     model = mujoco.MjModel.from_xml_string(BOX)
     session = Session(model)
-    point = session.data.xpos[1] + [0.1, 0, 0.05]  # a point on the box's side
-    grab = perturb.Grab(model, session.data, 1, point)
+    box = model.body("box").id
+    point = session.data.xpos[box] + [0.1, 0, 0.05]  # a point on the box's side
+    grab = perturb.Grab(model, session.data, box, point)
     grab.move_to(point + [0.5, 0.2, 0])
     session.grab = grab
     session.step(1)
-    ours = session.data.xfrc_applied[1].copy()
+    ours = session.data.xfrc_applied[box].copy()
     # MuJoCo's viewer, by hand: the same perturbation on the same state
     reference = mujoco.MjData(model)
     mujoco.mj_forward(model, reference)
     pert = mujoco.MjvPerturb()
-    pert.select, pert.active = 1, int(mujoco.mjtPertBit.mjPERT_TRANSLATE)
+    pert.select, pert.active = box, int(mujoco.mjtPertBit.mjPERT_TRANSLATE)
     pert.localpos = grab.pert.localpos
     pert.localmass, pert.refpos = grab.pert.localmass, grab.pert.refpos
     pert.refselpos, pert.refquat = grab.pert.refselpos, grab.pert.refquat
     mujoco.mjv_applyPerturbForce(model, reference, pert)
-    assert np.array_equal(ours, reference.xfrc_applied[1])
+    assert np.array_equal(ours, reference.xfrc_applied[box])
     assert ours[0] > 0 and ours[1] > 0  # toward the target, with a torque about the grab point
     assert np.linalg.norm(ours[3:]) > 0
     session.step(200)
-    assert session.data.xpos[1][0] > 0.1  # pulled sideways
+    assert session.data.xpos[box][0] > 0.1  # pulled sideways
     session.release()
     assert not session.data.xfrc_applied.any()
     session.step(1)
@@ -57,12 +60,13 @@ def test_stiffness_scales_mujocos_spring():
     model = mujoco.MjModel.from_xml_string(BOX)
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
+    box = model.body("box").id
     forces = []
     for scale in (1.0, 3.0):
-        grab = perturb.Grab(model, data, 1, data.xpos[1], stiffness_scale=scale)
-        grab.move_to(data.xpos[1] + [0.2, 0, 0])
+        grab = perturb.Grab(model, data, box, data.xpos[box], stiffness_scale=scale)
+        grab.move_to(data.xpos[box] + [0.2, 0, 0])
         grab.apply(model, data)
-        forces.append(data.xfrc_applied[1][0])
+        forces.append(data.xfrc_applied[box][0])
     assert forces[1] == pytest.approx(3 * forces[0])
 
 
@@ -70,14 +74,15 @@ def test_turning_applies_a_torque_and_a_paused_drag_moves_the_body():
     model = mujoco.MjModel.from_xml_string(BOX)
     session = Session(model)
     data = session.data
-    grab = perturb.Grab(model, data, 1, data.xpos[1], rotate=True)
+    box = model.body("box").id
+    grab = perturb.Grab(model, data, box, data.xpos[box], rotate=True)
     grab.turn([0, 0, 1], 0.5)
     grab.apply(model, data)
-    assert data.xfrc_applied[1][5] > 0 and not data.xfrc_applied[1][:3].any()
-    grab = perturb.Grab(model, data, 1, data.xpos[1] + [0, 0, 0.1])
-    grab.move_to(data.xpos[1] + [0.3, 0, 0.6])
+    assert data.xfrc_applied[box][5] > 0 and not data.xfrc_applied[box][:3].any()
+    grab = perturb.Grab(model, data, box, data.xpos[box] + [0, 0, 0.1])
+    grab.move_to(data.xpos[box] + [0.3, 0, 0.6])
     grab.apply_pose(model, data)  # paused: moves the free body itself
-    assert np.allclose(data.xpos[1], [0.3, 0, 0.6])
+    assert np.allclose(data.xpos[box], [0.3, 0, 0.6])
 
 
 def _camera_matrices(ortho):
@@ -135,6 +140,7 @@ def test_picking_finds_the_body_of_geoms_meshes_and_sites(clean_scene, tmp_path)
     assert body_hit((1, 0, 3)) == model.body("arm").id  # the capsule on the hinge
     assert body_hit((1, -3, 0.5), (0, 1, 0)) == model.body("lower").id  # a sphere, two levels down
     assert body_hit((1, -3, 0.4), (0, 1, 0)) == model.body("lowest").id  # a site, three levels down
+    assert body_hit((-1.95, 0.05, 3)) == model.body("wedge").id  # a mesh geom, two levels down
     assert body_hit((3, 3, 3)) is None  # the floor: a world geom grabs nothing
     live.drop_all()
 
