@@ -22,7 +22,7 @@ from mathutils import Matrix
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
-from ..importer import geometry
+from ..importer import geometry, materials
 from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                               SOURCE)
 
@@ -62,13 +62,19 @@ def model_of(obj):
 
 
 def scan_model(root, warnings: list[str] | None = None,
-               blender_meshes: list[str] | None = None) -> mujoco.MjSpec:
+               blender_meshes: list[str] | None = None,
+               blender_textures: dict | None = None) -> mujoco.MjSpec:
     """The spec of one model root. `blender_meshes` collects the names of the meshes
     that go in as Blender geometry (made or edited in Blender): the export writes
-    those to files."""
-    scanner = Scanner(root, warnings if warnings is not None else [])
+    those to files. Given `blender_textures`, the textures whose images were painted
+    or made in Blender are looked for (reading every texture's pixels: the export
+    does, a scan for simulation does not) and collected as {texture name: Image}."""
+    scanner = Scanner(root, warnings if warnings is not None else [],
+                      textures=blender_textures is not None)
     if blender_meshes is not None:
         blender_meshes.extend(scanner.blender_meshes)
+    if blender_textures is not None:
+        blender_textures.update(scanner.blender_textures)
     return scanner.spec
 
 
@@ -138,8 +144,10 @@ def _order(obj):
 
 
 class Scanner:
-    def __init__(self, root, warnings):
+    def __init__(self, root, warnings, textures=False):
         self.root, self.warnings = root, warnings
+        self.check_textures = textures  # look for painted textures (see scan_model)
+        self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
         self.spec = spec = mujoco.MjSpec()
         # Object.children walks all of bpy.data.objects on every call: one pass instead
@@ -206,8 +214,17 @@ class Scanner:
                 continue
             element = self._add(self.spec, ASSET_ADD[kind], block.mujoco)
             self._copy(getattr(block.mujoco, kind), element, kind, block)
+            if kind == "texture" and len(element.cubefiles) != 6:
+                # a texture made in Blender has none; MuJoCo's XML writer crashes on fewer
+                element.cubefiles = (list(element.cubefiles) + [""] * 6)[:6]
             if kind == "mesh":
                 self._mesh_geometry(block, element)
+            elif kind == "texture" and self.check_textures and _painted(block, element):
+                if not element.name:  # the export refers to it by name
+                    taken = {t.name for t in self.spec.textures}
+                    element.name = _free_name(block.name, taken)
+                self.blender_textures[element.name] = block
+                _texture_pixels(block, element)
             self.elements[block.as_pointer()] = (block, kind, element)
 
     def _mesh_geometry(self, mesh, element):
@@ -458,6 +475,47 @@ class Scanner:
                 tendon.wrap_joint(target, spec_io.read_value(wrap, _wrap_attr("coef")))
             elif kind == "PULLEY":
                 tendon.wrap_pulley(spec_io.read_value(wrap, _wrap_attr("divisor")))
+
+
+def _painted(image, element) -> bool:
+    """True when a texture's pixels are Blender's to write: painted since the import
+    (its pixel signature changed), or an image made in Blender that no file or
+    builtin pattern of the texture makes."""
+    signature = image.mujoco.texture.get(SIGNATURE)
+    if signature:
+        return signature != materials.image_signature(image)
+    made = not element.file and not any(element.cubefiles) \
+        and int(element.builtin) == int(mujoco.mjtBuiltin.mjBUILTIN_NONE)
+    return made and image.size[0] > 0 and image.size[1] > 0
+
+
+def _texture_pixels(image, element) -> None:
+    """A painted texture goes in as its Blender pixels (a buffer, as MuJoCo's bytes:
+    row 0 on top; the export writes them to a PNG file): no file, builtin pattern
+    or flips any more. A cube or skybox image is MuJoCo's layout already."""
+    rgba = materials.image_bytes(image)
+    channels = int(element.nchannel)
+    picked = {1: [0], 2: [0, 3], 3: [0, 1, 2]}.get(channels, [0, 1, 2, 3])
+    element.data = np.ascontiguousarray(rgba[:, :, picked]).tobytes()
+    element.height, element.width = rgba.shape[:2]
+    element.builtin = mujoco.mjtBuiltin.mjBUILTIN_NONE
+    element.file = ""
+    element.cubefiles = [""] * 6
+    element.content_type = ""
+    element.hflip = element.vflip = False
+    if int(element.colorspace) == int(mujoco.mjtColorSpace.mjCOLORSPACE_AUTO):
+        # MuJoCo's bytes with no file to tell the colour space: the image says which
+        srgb = image.colorspace_settings.name == "sRGB"
+        element.colorspace = mujoco.mjtColorSpace.mjCOLORSPACE_SRGB if srgb \
+            else mujoco.mjtColorSpace.mjCOLORSPACE_LINEAR
+
+
+def _free_name(name, taken):
+    out, n = name, 1
+    while out in taken:
+        n += 1
+        out = f"{name}_{n}"
+    return out
 
 
 def _own(group):
