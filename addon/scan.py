@@ -35,6 +35,7 @@ SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
             "plugin": "add_plugin"}
 ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture",
              "material": "add_material"}
+FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -166,6 +167,7 @@ class Scanner:
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.blender_meshes: list[str] = []
+        self._classes: dict = {}  # class name -> its MjsDefault (after _defaults made them)
         self._settings()
         self._defaults()
         self._assets()
@@ -251,7 +253,12 @@ class Scanner:
         element.refpos, element.refquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
 
     def _add(self, parent, method, holder):
-        cls = self.spec.find_default(holder.classname) if holder.classname else None
+        classname = holder.classname
+        cls = None
+        if classname:
+            cls = self._classes.get(classname)
+            if cls is None:
+                cls = self._classes[classname] = self.spec.find_default(classname)
         element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
         if holder.name:
             element.name = holder.name
@@ -268,7 +275,7 @@ class Scanner:
         if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
-        path = group.get(RESOLVED_PATH)
+        path = group.get(RESOLVED_PATH) if kind in FILE_KINDS else None
         if path and os.path.exists(path):  # where the import found it, whatever the base folder
             element.file = path
 
