@@ -10,18 +10,22 @@ significant digits in canonical form: ARCHITECTURE.md's measured limits.)
 
 from __future__ import annotations
 
+import filecmp
+import itertools
 import os
 import re
 import shutil
 import tempfile
 import zipfile
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, unescape
 
+import bpy
 import mujoco
 import numpy as np
 
 from ..components import spec_io
 from ..components.schema import MODEL_SETTINGS
+from ..importer import materials
 from . import scan
 
 ASSET_LISTS = ("meshes", "hfields", "textures", "skins")
@@ -36,24 +40,28 @@ class ExportFailed(Exception):
 
 
 def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None,
-               scanners: list | None = None):
+               blender_textures: dict | None = None, scanners: list | None = None):
     """One spec for the given model roots: the first as is, others attached with a prefix.
     `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender;
-    `scanners` the Scanner of each root (their elements keep their ids after attach)."""
+    `blender_textures`, if given, {(prefixed) texture name: Image} of the textures
+    painted or made in Blender (scan.scan_model); `scanners` the Scanner of each root
+    (their elements keep their ids after attach)."""
     blender_meshes = blender_meshes if blender_meshes is not None else []
     if not roots:
         raise ExportFailed("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
         try:
-            scanner = scan.Scanner(root, warnings)
+            scanner = scan.Scanner(root, warnings, textures=blender_textures is not None)
         except scan.ScanError as error:
             raise ExportFailed(f"{root.name}: {error}", error.objects or [root]) from None
-        specs.append((root, scanner.spec, scanner.blender_meshes))
+        specs.append((root, scanner.spec, scanner.blender_meshes, scanner.blender_textures))
         if scanners is not None:
             scanners.append(scanner)
     if len(specs) == 1:
         blender_meshes.extend(specs[0][2])
+        if blender_textures is not None:
+            blender_textures.update(specs[0][3])
         return specs[0][1]
     main = mujoco.MjSpec()
     main.modelname = "scene"
@@ -62,9 +70,11 @@ def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = No
     for kind in MODEL_SETTINGS:
         spec_io.props_to_settings(getattr(model, kind), main, kind)
     used = set()
-    for root, spec, made in specs:
+    for root, spec, made, painted in specs:
         prefix = _prefix(root.name, used)
         blender_meshes.extend(prefix + name for name in made)
+        if blender_textures is not None:
+            blender_textures.update({prefix + name: image for name, image in painted.items()})
         # each model where its root stands in the scene, so copies can stand side by side
         loc, rot, _scale = root.matrix_world.decompose()
         frame = main.worldbody.add_frame(pos=list(loc), quat=list(rot))
@@ -92,17 +102,6 @@ def check(spec, scene_objects) -> mujoco.MjModel:
         culprits = [o for o in scene_objects if named and named.group(1)
                     and o.mujoco.name == named.group(1)]
         raise ExportFailed(f"MuJoCo cannot compile the scene: {message}", culprits) from None
-
-
-def _unique_name(folder, filename, taken):
-    """folder/filename, numbered where two different files would share it."""
-    stem, ext = os.path.splitext(filename)
-    target, n = os.path.join(folder, filename), 1
-    while target in taken:
-        n += 1
-        target = os.path.join(folder, f"{stem}_{n}{ext}")
-    taken.add(target)
-    return target
 
 
 def write_stl(path, vertices, triangles) -> None:
@@ -135,34 +134,153 @@ def write_obj(path, vertices, triangles, texcoords) -> None:
         fh.write("\n".join(lines) + "\n")
 
 
-def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=()) -> dict[str, str]:
+def write_png(path, image) -> None:
+    """The pixels of a Blender image as a PNG, written by Blender. Through a byte
+    image in colour space sRGB, which Blender saves unchanged: the file holds the
+    bytes `image.pixels` shows (MuJoCo's, as the import put them), whatever the
+    colour space or buffer type of the image itself (a byte image in another colour
+    space is converted on saving: measured)."""
+    width, height = image.size
+    rgba = materials.image_rgba(image)
+    copy = bpy.data.images.new(".mjblend export", width, height, alpha=True)
+    try:
+        copy.colorspace_settings.name = "sRGB"
+        copy.pixels.foreach_set((rgba.astype(np.float32) / np.float32(255)).reshape(-1))
+        copy.filepath_raw = path
+        copy.file_format = "PNG"
+        copy.save()
+    finally:
+        bpy.data.images.remove(copy)
+
+
+def _texture_from_png(element, image) -> None:
+    """A texture the scan gave its Blender pixels (scan._texture_pixels) reads them
+    from their PNG file instead (the file is set by the caller); a cube or skybox
+    image is MuJoCo's layout, faces right, left, up, down, front, back from the top."""
+    element.data = b""
+    width, height = image.size
+    if int(element.type) != int(mujoco.mjtTexture.mjTEXTURE_2D) and height == 6 * width:
+        element.gridsize, element.gridlayout = [6, 1], "RLUDFB"
+    else:
+        element.gridsize, element.gridlayout = [1, 1], "." * 12
+
+
+# compiler meshdir applies to the files of these lists, texturedir to textures'
+DIR_OF = {"meshes": "meshdir", "hfields": "meshdir", "skins": "meshdir", "textures": "texturedir"}
+
+
+def _inside(folder_rel: str) -> str | None:
+    """A meshdir / texturedir usable for placed files (relative, inside the output
+    folder), else None."""
+    path = os.path.normpath(folder_rel) if folder_rel else ""
+    if not path or path == "." or os.path.isabs(path) or path.split(os.sep)[0] == "..":
+        return None
+    return path
+
+
+def referenced_files(filepath: str) -> set[str]:
+    """Absolute paths of the asset files an MJCF written here earlier refers to (so
+    that exporting over it again may replace them, and nothing else)."""
+    try:
+        with open(filepath, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    folder = os.path.dirname(os.path.abspath(filepath))
+    bases = [folder] + [os.path.join(folder, unescape(d)) for d in
+                        re.findall(r'\b(?:meshdir|texturedir|assetdir)="([^"]*)"', text)]
+    return {os.path.normpath(os.path.join(base, unescape(f)))
+            for f in re.findall(r'\bfile="([^"]*)"', text) for base in bases}
+
+
+class _Placer:
+    """Chooses where each written asset file goes: staged now, moved to `folder`
+    when everything worked. A name is never one used twice in this export, nor an
+    existing file of the folder, unless that file is the same bytes or one the MJCF
+    being replaced refers to (`replaceable`)."""
+
+    def __init__(self, folder, staging, replaceable):
+        self.folder, self.staging, self.replaceable = folder, staging, replaceable
+        self.taken: set[str] = set()
+
+    def _conflicts(self, staged, rel):
+        if self.folder is None:  # a zip: nothing lands in the folder
+            return False
+        final = os.path.normpath(os.path.join(self.folder, rel))
+        if not os.path.exists(final) or final in self.replaceable:
+            return False
+        return not (os.path.isfile(final) and filecmp.cmp(staged, final, shallow=False))
+
+    def place(self, subdir, filename, produce):
+        """Stage a file made by produce(path) as subdir/filename (numbered if taken);
+        its path relative to the output folder."""
+        stem, ext = os.path.splitext(filename)
+        os.makedirs(os.path.join(self.staging, subdir), exist_ok=True)
+        made = None
+        for n in itertools.count(1):
+            rel = os.path.join(subdir, filename if n == 1 else f"{stem}_{n}{ext}")
+            staged = os.path.join(self.staging, rel)
+            if staged in self.taken:
+                continue
+            if made is None:
+                produce(staged)
+            else:  # written once, renamed while the name is taken
+                os.replace(made, staged)
+            made = staged
+            if not self._conflicts(staged, rel):
+                self.taken.add(staged)
+                return rel
+        raise AssertionError("unreachable")
+
+
+def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=(),
+                 blender_textures=None, replaceable=frozenset(), in_zip=False) -> dict[str, str]:
     """Give every asset an absolute file path that exists now (so MuJoCo's writer,
     which compiles, finds it) and return {that path: the path the written file uses}.
 
-    Meshes made or edited in Blender (inline vertices, no file) become files in
-    assets/ (binary STL, or OBJ to keep texture coordinates); with `copy`, every
-    referenced file is copied there too."""
+    Meshes made or edited in Blender (inline vertices, no file) become binary STL
+    files (OBJ to keep texture coordinates), textures painted or made in Blender
+    ({name: Image}) PNG files; with `copy`, every referenced file is copied too.
+    Placed files go under the model's meshdir / texturedir when that is a relative
+    folder inside the output folder, else under assets/. The written meshdir /
+    texturedir is the model's when every file of its kind lies under it, else ""
+    (every file path relative to the MJCF)."""
+    blender_textures = blender_textures or {}
+    own = {key: _inside(getattr(spec.compiler, key)) for key in ("meshdir", "texturedir")}
+    dirs = {key: folder_rel or "assets" for key, folder_rel in own.items()}
     spec.compiler.meshdir = ""
     spec.compiler.texturedir = ""
-    final: dict[str, str] = {}
-    taken: set[str] = set()
+    placer = _Placer(None if in_zip else folder, staging, replaceable)
+    base = staging if in_zip else folder
+    placed: dict[str, tuple[str, str]] = {}  # path now -> (DIR_OF key, final absolute path)
     copied: dict[str, str] = {}
-    assets = os.path.join(staging, "assets")
+
+    def stage(key, filename, produce):
+        rel = placer.place(dirs[key], filename, produce)
+        now = os.path.join(staging, rel)
+        placed[now] = (key, os.path.join(base, rel))
+        return now
+
     for listname in ASSET_LISTS:
+        key = DIR_OF[listname]
         for element in getattr(spec, listname):
             source = getattr(element, "file", "")
             if listname == "meshes" and element.name in blender_meshes and len(element.userface):
-                os.makedirs(assets, exist_ok=True)
                 textured = len(element.usertexcoord) > 0  # UVs need OBJ; STL has none
-                target = _unique_name(assets, f"{element.name or 'mesh'}.{'obj' if textured else 'stl'}",
-                                      taken)
+                verts, faces, uvs = element.uservert, element.userface, element.usertexcoord
                 if textured:
-                    write_obj(target, element.uservert, element.userface, element.usertexcoord)
+                    element.file = stage(key, f"{_file_stem(element.name, 'mesh')}.obj",
+                                         lambda path, v=verts, f=faces, t=uvs: write_obj(path, v, f, t))
                 else:
-                    write_stl(target, element.uservert, element.userface)
+                    element.file = stage(key, f"{_file_stem(element.name, 'mesh')}.stl",
+                                         lambda path, v=verts, f=faces: write_stl(path, v, f))
                 element.uservert, element.userface, element.usertexcoord = [], [], []
-                element.file = target
-                final[target] = os.path.relpath(target, staging)
+                continue
+            if listname == "textures" and element.name in blender_textures:
+                image = blender_textures[element.name]
+                element.file = stage(key, f"{_file_stem(element.name or image.name, 'texture')}.png",
+                                     lambda path, image=image: write_png(path, image))
+                _texture_from_png(element, image)
                 continue
             if not source:
                 continue
@@ -171,19 +289,31 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=())
             source = os.path.abspath(source)
             if copy:
                 if source not in copied:
-                    os.makedirs(assets, exist_ok=True)
-                    copied[source] = _unique_name(assets, os.path.basename(source), taken)
-                    shutil.copyfile(source, copied[source])
+                    copied[source] = stage(key, os.path.basename(source),
+                                           lambda path, source=source: shutil.copyfile(source, path))
                 element.file = copied[source]
-                final[copied[source]] = os.path.relpath(copied[source], staging)
             else:
                 element.file = source
-                final[source] = os.path.relpath(source, folder)
+                placed[source] = (key, source)
+    final: dict[str, str] = {}
+    for key in ("meshdir", "texturedir"):
+        mine = {now: where for now, (k, where) in placed.items() if k == key}
+        home = os.path.join(base, own[key] or "")
+        if own[key] and mine and all(where.startswith(home + os.sep) for where in mine.values()):
+            setattr(spec.compiler, key, own[key])  # all of its files are there: MJCF's own way
+        else:
+            home = base
+        final.update({now: os.path.relpath(where, home) for now, where in mine.items()})
     return final
 
 
+def _file_stem(name: str, fallback: str) -> str:
+    """An element name as a file name (a prefixed "robot/part" is not a folder)."""
+    return re.sub(r'[\\/:*?"<>|\s]+', "_", name or "").strip("_") or fallback
+
+
 def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, scene_objects=(),
-          blender_meshes=()):
+          blender_meshes=(), blender_textures=None):
     """Write `spec` to `filepath` (MJCF or zip); nothing is written unless all of it works.
     A zip holds the MJCF and copies of all its asset files (MjSpec.from_zip reads it)."""
     folder = os.path.dirname(os.path.abspath(filepath))
@@ -200,7 +330,9 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
     try:
         stem = os.path.splitext(os.path.basename(filepath))[0]
         staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
-        final = place_assets(spec, folder, staging, copy_assets, set(blender_meshes))
+        replaceable = set() if as_zip else referenced_files(filepath)
+        final = place_assets(spec, folder, staging, copy_assets, set(blender_meshes),
+                             blender_textures, replaceable, in_zip=as_zip)
         spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
         spec.compiler.savecanonical = False
         try:
@@ -212,14 +344,16 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
             text = text.replace(f'file="{escape(now)}"', f'file="{escape(later)}"')
         with open(staged, "w", encoding="utf-8") as fh:
             fh.write(text)
-        if as_zip:  # the MJCF and its assets/ folder, and nothing else, in one file
+        if as_zip:  # the MJCF and its asset folders, and nothing else, in one file
             bundle = os.path.join(staging, os.path.basename(filepath))
             with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
                 archive.write(staged, os.path.basename(staged))
                 for path in final:
-                    archive.write(path, final[path])
+                    archive.write(path, os.path.relpath(path, staging))
             os.remove(staged)
-            shutil.rmtree(os.path.join(staging, "assets"), ignore_errors=True)
+            for name in os.listdir(staging):
+                if os.path.isdir(os.path.join(staging, name)):
+                    shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
         if save_mjb:
             mujoco.mj_saveModel(model, os.path.join(staging, stem + ".mjb"))
         for name in os.listdir(staging):  # everything worked: move it into place

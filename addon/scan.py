@@ -22,7 +22,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
-from ..importer import geometry
+from ..importer import geometry, materials
 from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                               SOURCE)
 
@@ -35,6 +35,7 @@ SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
             "plugin": "add_plugin"}
 ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture",
              "material": "add_material"}
+FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -62,13 +63,19 @@ def model_of(obj):
 
 
 def scan_model(root, warnings: list[str] | None = None,
-               blender_meshes: list[str] | None = None) -> mujoco.MjSpec:
+               blender_meshes: list[str] | None = None,
+               blender_textures: dict | None = None) -> mujoco.MjSpec:
     """The spec of one model root. `blender_meshes` collects the names of the meshes
     that go in as Blender geometry (made or edited in Blender): the export writes
-    those to files."""
-    scanner = Scanner(root, warnings if warnings is not None else [])
+    those to files. Given `blender_textures`, the textures whose images were painted
+    or made in Blender are looked for (reading every texture's pixels: the export
+    does, a scan for simulation does not) and collected as {texture name: Image}."""
+    scanner = Scanner(root, warnings if warnings is not None else [],
+                      textures=blender_textures is not None)
     if blender_meshes is not None:
         blender_meshes.extend(scanner.blender_meshes)
+    if blender_textures is not None:
+        blender_textures.update(scanner.blender_textures)
     return scanner.spec
 
 
@@ -149,8 +156,10 @@ def _order(obj):
 
 
 class Scanner:
-    def __init__(self, root, warnings):
+    def __init__(self, root, warnings, textures=False):
         self.root, self.warnings = root, warnings
+        self.check_textures = textures  # look for painted textures (see scan_model)
+        self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
         self.spec = spec = mujoco.MjSpec()
         # Object.children walks all of bpy.data.objects on every call: one pass instead
@@ -169,6 +178,7 @@ class Scanner:
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.blender_meshes: list[str] = []
+        self._classes: dict = {}  # class name -> its MjsDefault (after _defaults made them)
         self._settings()
         self._defaults()
         self._assets()
@@ -217,8 +227,17 @@ class Scanner:
                 continue
             element = self._add(self.spec, ASSET_ADD[kind], block.mujoco)
             self._copy(getattr(block.mujoco, kind), element, kind, block)
+            if kind == "texture" and len(element.cubefiles) != 6:
+                # a texture made in Blender has none; MuJoCo's XML writer crashes on fewer
+                element.cubefiles = (list(element.cubefiles) + [""] * 6)[:6]
             if kind == "mesh":
                 self._mesh_geometry(block, element)
+            elif kind == "texture" and self.check_textures and _painted(block, element):
+                if not element.name:  # the export refers to it by name
+                    taken = {t.name for t in self.spec.textures}
+                    element.name = _free_name(block.name, taken)
+                self.blender_textures[element.name] = block
+                _texture_pixels(block, element)
             self.elements[block.as_pointer()] = (block, kind, element)
 
     def _mesh_geometry(self, mesh, element):
@@ -245,7 +264,12 @@ class Scanner:
         element.refpos, element.refquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
 
     def _add(self, parent, method, holder):
-        cls = self.spec.find_default(holder.classname) if holder.classname else None
+        classname = holder.classname
+        cls = None
+        if classname:
+            cls = self._classes.get(classname)
+            if cls is None:
+                cls = self._classes[classname] = self.spec.find_default(classname)
         element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
         if holder.name:
             element.name = holder.name
@@ -262,7 +286,7 @@ class Scanner:
         if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
-        path = group.get(RESOLVED_PATH)
+        path = group.get(RESOLVED_PATH) if kind in FILE_KINDS else None
         if path and os.path.exists(path):  # where the import found it, whatever the base folder
             element.file = path
 
@@ -472,6 +496,47 @@ class Scanner:
                 tendon.wrap_joint(target, spec_io.read_value(wrap, _wrap_attr("coef")))
             elif kind == "PULLEY":
                 tendon.wrap_pulley(spec_io.read_value(wrap, _wrap_attr("divisor")))
+
+
+def _painted(image, element) -> bool:
+    """True when a texture's pixels are Blender's to write: painted since the import
+    (its pixel signature changed), or an image made in Blender that no file or
+    builtin pattern of the texture makes."""
+    signature = image.mujoco.texture.get(SIGNATURE)
+    if signature:
+        return signature != materials.image_signature(image)
+    made = not element.file and not any(element.cubefiles) \
+        and int(element.builtin) == int(mujoco.mjtBuiltin.mjBUILTIN_NONE)
+    return made and image.size[0] > 0 and image.size[1] > 0
+
+
+def _texture_pixels(image, element) -> None:
+    """A painted texture goes in as its Blender pixels (a buffer, as MuJoCo's bytes:
+    row 0 on top; the export writes them to a PNG file): no file, builtin pattern
+    or flips any more. A cube or skybox image is MuJoCo's layout already."""
+    rgba = materials.image_bytes(image)
+    channels = int(element.nchannel)
+    picked = {1: [0], 2: [0, 3], 3: [0, 1, 2]}.get(channels, [0, 1, 2, 3])
+    element.data = np.ascontiguousarray(rgba[:, :, picked]).tobytes()
+    element.height, element.width = rgba.shape[:2]
+    element.builtin = mujoco.mjtBuiltin.mjBUILTIN_NONE
+    element.file = ""
+    element.cubefiles = [""] * 6
+    element.content_type = ""
+    element.hflip = element.vflip = False
+    if int(element.colorspace) == int(mujoco.mjtColorSpace.mjCOLORSPACE_AUTO):
+        # MuJoCo's bytes with no file to tell the colour space: the image says which
+        srgb = image.colorspace_settings.name == "sRGB"
+        element.colorspace = mujoco.mjtColorSpace.mjCOLORSPACE_SRGB if srgb \
+            else mujoco.mjtColorSpace.mjCOLORSPACE_LINEAR
+
+
+def _free_name(name, taken):
+    out, n = name, 1
+    while out in taken:
+        n += 1
+        out = f"{name}_{n}"
+    return out
 
 
 def _own(group):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import changes, values
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind, enum_ident,
-                     referenced_kind, selector_fields)
+                     enum_items, referenced_kind, selector_fields)
 
 POSE = "_pose"  # raw ID property: exact authored spatial values
 
@@ -240,15 +240,67 @@ def same_value(a, b) -> bool:
 def props_to_element(group, element, kind: str | Kind, name_of=values.default_name_of,
                      on_missing: Callable[[Attr, str], None] | None = None,
                      only: set[str] | None = None) -> None:
-    """Copy the attributes held by `group` (all, or the names in `only`) onto `element`."""
+    """Copy the attributes held by `group` (all, or the names in `only`) onto `element`.
+
+    The scan's inner loop (tens of thousands of attributes on a large model): the
+    plain kinds (numbers, ints, bools) of plain (undotted) attributes are read and
+    set inline; every other attribute goes through read_value / set_attr."""
     k = _kind(kind)
-    for attr in k.editable:
-        if only is not None and attr.name not in only:
-            continue
-        value = read_value(group, attr, name_of, on_missing)
-        if attr.type in ("refvec", "stringvec") and not value and not len(get_attr(element, attr)):
-            continue
-        set_attr(element, attr, to_mujoco(attr, value))
+    if only is None:
+        attrs = k.editable
+    elif not only:
+        return
+    else:
+        attrs = _subset(k, only)
+    exact, seen = group.get(values.EXACT), group.get(values.SEEN)
+    for attr in attrs:
+        fast = _FAST.get(attr.type) if "." not in attr.name else None
+        if fast == "float":
+            value = values.read_float_with(group, attr, exact, seen)
+            setattr(element, attr.name, list(value) if attr.is_vector else value)
+        elif fast == "plain":
+            value = getattr(group, attr.prop)
+            setattr(element, attr.name, value[:] if attr.is_vector else value)
+        elif fast == "enum":
+            number = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
+            cast = _CASTS.get((type(element), attr.name))
+            if cast is None:  # as set_attr decides it: a plain int or the binding's enum type
+                current = getattr(element, attr.name)
+                cast = int if isinstance(current, int) and not hasattr(current, "name") \
+                    else type(current)
+                _CASTS[(type(element), attr.name)] = cast
+            setattr(element, attr.name, cast(number))
+        else:
+            value = read_value(group, attr, name_of, on_missing)
+            if attr.type in ("refvec", "stringvec") and not value \
+                    and not len(get_attr(element, attr)):
+                continue
+            set_attr(element, attr, to_mujoco(attr, value))
+
+
+# types props_to_element copies inline: the bindings take them as read
+_FAST = {"float": "float", "float32": "float", "int": "plain", "bool": "plain", "enum": "enum"}
+_CASTS: dict[tuple[type, str], type] = {}  # (Mjs class, enum attribute) -> what its setter takes
+_ENUM_NUMBERS: dict[str, dict[str, int]] = {}
+
+
+def _enum_numbers(enum: str) -> dict[str, int]:
+    """{identifier: value} of a MuJoCo enum (schema.enum_value, as one lookup)."""
+    numbers = _ENUM_NUMBERS.get(enum)
+    if numbers is None:
+        numbers = _ENUM_NUMBERS[enum] = {ident: value for ident, _, value, _ in enum_items(enum)}
+    return numbers
+
+
+def _subset(k: Kind, only) -> list[Attr]:
+    """The editable attributes of `k` named in `only`, in schema order."""
+    order = _EDITABLE_ORDER.get(k.name)
+    if order is None:
+        order = _EDITABLE_ORDER[k.name] = {a.name: (i, a) for i, a in enumerate(k.editable)}
+    return [a for _, a in sorted(order[n] for n in only if n in order)]
+
+
+_EDITABLE_ORDER: dict[str, dict[str, tuple[int, Attr]]] = {}
 
 
 def read_pose(group, kind: str | Kind) -> dict:
@@ -256,10 +308,11 @@ def read_pose(group, kind: str | Kind) -> dict:
     stored = group.get(POSE)
     if stored is None:
         return {}
+    stored = stored.to_dict()  # one conversion instead of one lookup per attribute
     out = {}
     for attr in _kind(kind).spatial:
-        if attr.prop in stored:
-            raw = stored[attr.prop]
+        raw = stored.get(attr.prop)
+        if raw is not None:
             if attr.type == "enum":
                 out[attr.name] = int(raw)
             else:
@@ -271,8 +324,20 @@ def read_pose(group, kind: str | Kind) -> dict:
 def write_pose(pose: dict, element, kind: str | Kind) -> None:
     """Set the spatial attributes of `element` from `read_pose` output."""
     k = _kind(kind)
+    owners = {}  # "alt" -> element.alt, resolved once
     for name, value in pose.items():
         attr = k.attr(name)
+        if "." not in name and attr.type in NUMERIC and attr.type != "int64":
+            setattr(element, name, value)  # a list of doubles, as to_mujoco would give
+            continue
+        if "." in name and attr.type != "enum":
+            head, leaf = name.split(".", 1)
+            if "." not in leaf:
+                owner = owners.get(head)
+                if owner is None:
+                    owner = owners[head] = getattr(element, head)
+                setattr(owner, leaf, to_mujoco(attr, value))
+                continue
         set_attr(element, attr, to_mujoco(attr, value))
 
 

@@ -80,6 +80,23 @@ def read_float(group, attr: Attr):
     return tuple(out) if attr.is_vector else out[0]
 
 
+def read_float_with(group, attr: Attr, exact_all, seen_all):
+    """`read_float`, given the group's `_exact` and `_seen` stores (read once per
+    group by a caller copying many attributes). The common case, a value that
+    still reads back what was stored, costs one property read and two list copies."""
+    current = getattr(group, attr.prop)
+    if exact_all is not None and seen_all is not None:
+        exact, seen = exact_all.get(attr.prop), seen_all.get(attr.prop)
+        if exact is not None and seen is not None:
+            seen = seen.to_list()
+            now = list(current) if attr.is_vector else [current]
+            # list equality: no NaN (never equal to itself), same length
+            if now == seen and len(exact) == len(seen) and attr.type != "int64":
+                out = exact.to_list()
+                return tuple(out) if attr.is_vector else out[0]
+    return read_float(group, attr)
+
+
 def is_edited(group, attr: Attr) -> bool:
     """True once a float attribute no longer holds the exact value it was given."""
     seen = group.get(SEEN, {}).get(attr.prop)

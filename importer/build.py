@@ -60,7 +60,7 @@ ORDER = "mjblend_order"  # object ID property: position in the MJCF file
 SOURCE = "_source"  # model group ID property: the imported file
 SEEN_POSE = "_seen_pose"  # element group ID property: location + quaternion as imported
 RESOLVED_PATH = "_resolved_path"  # asset group ID property: the file MuJoCo loaded
-SIGNATURE = "_signature"  # mesh asset group ID property: geometry as imported (see the scan)
+SIGNATURE = "_signature"  # mesh / texture asset group ID property: geometry / pixels as imported
 DEGREE = "_degree"  # element group ID property: its own compiler's angle unit, where it differs
 ANGLE_UNIT = "_angle_degree"  # model group ID property: the unit most angles are written in
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
@@ -272,7 +272,9 @@ class Builder:
             mesh = geometry.hfield_mesh(self.model, element.id, element.name or "hfield")
             self._asset(element, mesh, "hfield")
         for element in self.spec.textures:
-            self._asset(element, self.looks.texture_image(element.id), "texture")
+            image = self.looks.texture_image(element.id)
+            self._asset(element, image, "texture")
+            image.mujoco.texture[SIGNATURE] = self.looks.signatures[element.id]
         for element in self.spec.materials:
             self._asset(element, self.looks.material(element.id), "material")
 

@@ -110,6 +110,7 @@ get a fake user: they are model assets even when nothing uses them.
 from __future__ import annotations
 
 import math
+import zlib
 
 import bpy
 import mujoco
@@ -186,17 +187,54 @@ def texture_pixels(model: mujoco.MjModel, tex_id: int) -> tuple[np.ndarray, int]
     return pixels, int(model.tex_colorspace[tex_id])
 
 
-def blender_pixels(pixels: np.ndarray) -> np.ndarray:
-    """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
+def blender_bytes(pixels: np.ndarray) -> np.ndarray:
+    """uint8 RGBA (height, width, 4), bottom row first: the bytes of the Blender image."""
     h, w, c = pixels.shape
-    out = np.empty((h, w, 4), dtype=np.float32)
+    out = np.empty((h, w, 4), dtype=np.uint8)
     out[..., :3] = pixels[..., :3] if c >= 3 else pixels[..., :1]   # 1-2 channels: grey
     if c in (2, 4):
         out[..., 3] = pixels[..., c - 1]
     else:
         out[..., 3] = 255
-    out /= np.float32(255)
-    return out[::-1].reshape(-1)
+    return out[::-1]
+
+
+def blender_pixels(pixels: np.ndarray) -> np.ndarray:
+    """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
+    return (blender_bytes(pixels).astype(np.float32) / np.float32(255)).reshape(-1)
+
+
+def pixel_signature(rgba: np.ndarray, width: int, height: int) -> str:
+    """A fingerprint of an image's uint8 RGBA bytes (bottom row first): equal while
+    nobody paints it. CRC-32: fast, and edits are accidents, not attacks."""
+    return f"{width}x{height}:{zlib.crc32(np.ascontiguousarray(rgba, dtype=np.uint8)):08x}"
+
+
+def image_rgba(image) -> np.ndarray:
+    """uint8 RGBA (height, width, 4) of a Blender image, bottom row first: its pixels
+    as bytes (as `blender_bytes` made them); fewer channels are spread as grey."""
+    width, height = image.size
+    channels = image.channels
+    pixels = np.empty(width * height * channels, dtype=np.float32)
+    image.pixels.foreach_get(pixels)
+    values = (np.clip(pixels, 0.0, 1.0) * np.float32(255) + np.float32(0.5)).astype(np.uint8)
+    values = values.reshape(height, width, channels)
+    if channels == 4:
+        return values
+    rgba = np.full((height, width, 4), 255, dtype=np.uint8)
+    rgba[..., :3] = values[..., :3] if channels >= 3 else values[..., :1]
+    return rgba
+
+
+def image_bytes(image) -> np.ndarray:
+    """uint8 RGBA (height, width, 4) of a Blender image, row 0 on top: MuJoCo's layout."""
+    return image_rgba(image)[::-1]
+
+
+def image_signature(image) -> str:
+    """`pixel_signature` of a Blender image as it is now."""
+    width, height = image.size
+    return pixel_signature(image_rgba(image), width, height)
 
 
 def _is_ktx(model: mujoco.MjModel, tex_id: int) -> bool:
@@ -408,6 +446,7 @@ class Looks:
         self.names = dict(names or {})
         self.warnings: list[str] = []
         self._images: dict[int, bpy.types.Image] = {}
+        self.signatures: dict[int, str] = {}  # texture id -> pixel_signature of its image
         self._materials: dict[int, bpy.types.Material] = {}
         self._overrides: dict[tuple, bpy.types.Material] = {}
         self._plain: dict[tuple, bpy.types.Material] = {}
@@ -446,7 +485,10 @@ class Looks:
         image = bpy.data.images.new(name, w, h, alpha=c in (2, 4))
         # colour space first: changing it later makes Blender regenerate a generated image
         image.colorspace_settings.name = _colorspace_name(colorspace)
-        image.pixels.foreach_set(blender_pixels(pixels))
+        rgba = blender_bytes(pixels)
+        image.pixels.foreach_set((rgba.astype(np.float32) / np.float32(255)).reshape(-1))
+        # what the export compares with to tell a painted texture (importer/build.py keeps it)
+        self.signatures[tex_id] = pixel_signature(rgba, w, h)
         # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
         # (addon/handlers.py), not on every import.
         image[PACK_ON_SAVE] = 1

@@ -100,10 +100,12 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
         warnings: list[str] = []
         try:
             made_in_blender: list[str] = []
-            spec = export.build_spec(self.roots(context), warnings, made_in_blender)
+            painted: dict = {}  # textures painted or made in Blender: written as PNG
+            spec = export.build_spec(self.roots(context), warnings, made_in_blender, painted)
             export.write(spec, self.filepath, copy_assets=self.copy_assets,
                          as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
-                         scene_objects=context.scene.objects, blender_meshes=made_in_blender)
+                         scene_objects=context.scene.objects, blender_meshes=made_in_blender,
+                         blender_textures=painted)
         except export.ExportFailed as error:
             if error.objects:
                 for obj in context.view_layer.objects:

@@ -192,6 +192,8 @@ def test_copy_assets_copies_the_files_next_to_the_model(clean_scene, tmp_path):
     bpy.ops.import_scene.mjcf(filepath=os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"))
     written = export(tmp_path / "copied.xml", copy_assets=True)
     assert (tmp_path / "assets").is_dir() and len(os.listdir(tmp_path / "assets")) > 3
+    # every mesh file is in the model's own meshdir="assets": it is written so
+    assert 'meshdir="assets"' in open(written, encoding="utf-8").read()
     moved_away = tmp_path.parent / "moved"
     os.rename(tmp_path, moved_away)
     model = mujoco.MjModel.from_xml_path(str(moved_away / os.path.basename(written)))
@@ -266,3 +268,113 @@ def test_an_edited_mesh_with_uvs_is_written_as_obj_and_keeps_them(clean_scene, t
     # the same set of UVs comes back (corners may be ordered differently)
     assert np.allclose(np.unique(uv.reshape(-1, 2).round(5), axis=0),
                        np.unique(uv2.reshape(-1, 2).round(5), axis=0), atol=1e-5)
+
+
+# ------------------------------------------------------------------ textures
+
+def _paint(image, rows, cols, rgb):
+    """Paint a rectangle of an image (rows counted from the top, as in the file)."""
+    width, height = image.size
+    pixels = np.empty(width * height * 4, np.float32)
+    image.pixels.foreach_get(pixels)
+    top_down = pixels.reshape(height, width, 4)[::-1]
+    top_down[rows, cols, :3] = np.asarray(rgb, np.float32) / 255
+    image.pixels.foreach_set(top_down[::-1].ravel())
+
+
+def _tex_pixels(model, name):
+    tex = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TEXTURE, name)
+    assert tex >= 0, name
+    h, w, c = model.tex_height[tex], model.tex_width[tex], model.tex_nchannel[tex]
+    adr = model.tex_adr[tex]
+    return model.tex_data[adr:adr + h * w * c].reshape(h, w, c)
+
+
+def _image_bytes(image, channels):
+    """An image's pixels as MuJoCo's bytes: row 0 on top."""
+    width, height = image.size
+    pixels = np.empty(width * height * 4, np.float32)
+    image.pixels.foreach_get(pixels)
+    top_down = pixels.reshape(height, width, 4)[::-1, :, :channels]
+    return (top_down * 255 + 0.5).astype(np.uint8)
+
+
+def test_painted_textures_are_written_as_png(clean_scene, tmp_path):
+    """A painted file texture and a painted builtin skybox are written as PNG files;
+    MuJoCo compiles the written file to the painted pixels. An untouched texture
+    keeps its builtin pattern."""
+    source = os.path.join(CORPUS, "menagerie/skydio_x2/scene.xml")
+    result = build.import_file(source, bpy.context.scene)
+    textures = {t.mujoco.name: t for (kind, _), t in result.by_id.items() if kind == "texture"}
+    painted = textures["X2_lowpoly_texture_SpinningProps_1024"]
+    sky = next(t for name, t in textures.items() if not name)  # the nameless skybox, 512 x 3072
+    _paint(painted, slice(10, 60), slice(100, 300), (255, 0, 7))
+    _paint(sky, slice(600, 700), slice(0, 512), (3, 200, 9))  # inside the second face (-X)
+    written = export(tmp_path / "painted.xml")
+    text = open(written, encoding="utf-8").read()
+    pngs = sorted(os.listdir(tmp_path / "assets"))
+    # the nameless skybox is given its image's name ("texture 1"), its file that name
+    assert pngs == sorted(["X2_lowpoly_texture_SpinningProps_1024.png",
+                           sky.name.replace(" ", "_") + ".png"])
+    # skydio's own texturedir="assets" is kept: every texture file is in it
+    assert 'texturedir="assets"' in text and 'file="X2_lowpoly_texture_SpinningProps_1024.png"' in text
+    assert 'builtin="gradient"' not in text and 'builtin="checker"' in text  # groundplane untouched
+    model = mujoco.MjModel.from_xml_path(written)
+    original = mujoco.MjModel.from_xml_path(source)
+    got = _tex_pixels(model, "X2_lowpoly_texture_SpinningProps_1024")
+    assert np.array_equal(got, _image_bytes(painted, 3))
+    assert np.array_equal(got[10:60, 100:300], np.broadcast_to([255, 0, 7], (50, 200, 3)))
+    assert not np.array_equal(got, _tex_pixels(original, "X2_lowpoly_texture_SpinningProps_1024"))
+    sky_written = _tex_pixels(model, sky.name)
+    assert sky_written.shape == (3072, 512, 3)
+    assert np.array_equal(sky_written, _image_bytes(sky, 3))
+    assert np.array_equal(_tex_pixels(model, "groundplane"), _tex_pixels(original, "groundplane"))
+    # the rest of the model is the original
+    assert model.nmesh == original.nmesh and np.array_equal(model.mesh_vert, original.mesh_vert)
+
+
+def test_an_unpainted_import_writes_no_png(clean_scene, tmp_path):
+    bpy.ops.import_scene.mjcf(filepath=os.path.join(CORPUS, "menagerie/skydio_x2/scene.xml"))
+    export(tmp_path / "untouched.xml")
+    assert sorted(os.listdir(tmp_path)) == ["untouched.xml"]
+
+
+def test_a_texture_made_in_blender_is_written_as_png(clean_scene, tmp_path):
+    result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
+                               bpy.context.scene)
+    image = bpy.data.images.new("made here", 8, 4, alpha=True)
+    rng = np.random.default_rng(1)
+    image.pixels.foreach_set((rng.integers(0, 256, 8 * 4 * 4) / 255).astype(np.float32))
+    image.mujoco.kind, image.mujoco.name = "TEXTURE", "painted_in_blender"
+    image.mujoco.texture.type = "2D"
+    image.mujoco.texture.nchannel = 4
+    result.root.mujoco.model.assets.add().block = image
+    written = export(tmp_path / "made.xml")
+    text = open(written, encoding="utf-8").read()
+    assert 'file="assets/painted_in_blender.png"' in text  # ant has no texturedir: relative path
+    model = mujoco.MjModel.from_xml_path(written)
+    assert np.array_equal(_tex_pixels(model, "painted_in_blender"), _image_bytes(image, 4))
+
+
+def test_written_files_never_replace_unrelated_ones(clean_scene, tmp_path):
+    """An existing file of the same name that the replaced MJCF does not use is left
+    alone (the new file is numbered); exporting over the same MJCF again replaces
+    the files it wrote, instead of numbering again."""
+    result = build.import_file(os.path.join(CORPUS, "menagerie/skydio_x2/scene.xml"),
+                               bpy.context.scene)
+    image = next(t for (kind, _), t in result.by_id.items()
+                 if kind == "texture" and t.mujoco.name == "groundplane")
+    (tmp_path / "assets").mkdir()
+    unrelated = tmp_path / "assets" / "groundplane.png"
+    unrelated.write_bytes(b"not ours")
+    _paint(image, slice(0, 5), slice(0, 5), (9, 9, 9))
+    written = export(tmp_path / "scene.xml")
+    assert unrelated.read_bytes() == b"not ours"
+    # the original 2D texture stays outside assets/: no texturedir, paths from the MJCF
+    assert 'file="assets/groundplane_2.png"' in open(written, encoding="utf-8").read()
+    _paint(image, slice(0, 5), slice(0, 5), (200, 9, 9))
+    export(tmp_path / "scene.xml")  # again, over its own earlier output
+    assert sorted(os.listdir(tmp_path / "assets")) == ["groundplane.png", "groundplane_2.png"]
+    assert unrelated.read_bytes() == b"not ours"
+    model = mujoco.MjModel.from_xml_path(written)
+    assert np.array_equal(_tex_pixels(model, "groundplane")[0, 0], [200, 9, 9])
