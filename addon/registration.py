@@ -7,9 +7,9 @@ runs in reverse, so a disable leaves nothing behind.
 import bpy
 
 from ..components import properties
-from ..operators import perturb, simulate
-from . import (handlers, keymaps, menus, overlay, panels, preferences, simulation_panels,
-               simulation_props)
+from ..operators import author, perturb, simulate
+from . import (add_menu, display, handlers, keymaps, menus, overlay, panels, preferences,
+               simulation_panels, simulation_props)
 
 
 class _Classes:
@@ -27,8 +27,9 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
-MODULES = (properties, simulation_props, _Classes(simulate.CLASSES + perturb.CLASSES),
-           _Classes(preferences.CLASSES), panels, simulation_panels, menus, handlers, keymaps, overlay)
+MODULES = (properties, simulation_props, _Classes(simulate.CLASSES + perturb.CLASSES + author.CLASSES),
+           _Classes(preferences.CLASSES), panels, simulation_panels, menus, add_menu, handlers, keymaps,
+           overlay, display)
 
 
 def register():

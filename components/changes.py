@@ -38,6 +38,10 @@ def give_back(touched: set[int], moved: set[int]) -> None:
     _moved.update(moved)
 
 
+# Called as hook(group, attribute name) after every user edit of a MuJoCo property
+# (the add-on registers what must follow an edit, e.g. rebuilding a geom's display).
+EDIT_HOOKS: list = []
+
 _quiet = 0  # > 0 while a bulk writer (the importer) fills properties
 
 

@@ -41,6 +41,8 @@ def _edited(attr: Attr):
             return
         values.mark_own(self, attr.name)
         changes.property_updated(self, context)
+        for hook in changes.EDIT_HOOKS:
+            hook(self, attr.name)
     return update
 
 

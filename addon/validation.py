@@ -1,0 +1,125 @@
+"""Compiling the scene in the background of edits, to show mistakes as they are made.
+
+After an edit, a short timer (debounced: each edit pushes it back) scans and
+compiles every model root with MuJoCo; the result, "compiles" or MuJoCo's first
+error mapped to the object it names, is kept per scene for the panels. Nothing
+here blocks typing: the compile runs only once edits pause. In the bpy module and
+`--background` timers do not run: call `validate(scene)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import bpy
+
+from ..components import changes
+from . import live, scan
+
+DELAY = 0.4  # seconds of quiet after an edit before compiling
+KIND_WORDS = ("body", "joint", "geom", "site", "camera", "light", "frame", "mesh", "hfield", "skin",
+              "flex", "texture", "material", "pair", "exclude", "equality", "tendon", "actuator",
+              "sensor", "key", "numeric", "text", "tuple", "plugin")
+
+
+@dataclass
+class Result:
+    ok: bool
+    message: str = ""
+    objects: list[str] = field(default_factory=list)  # Blender names of the objects at fault
+    models: dict = field(default_factory=dict)  # root name -> compiled MjModel
+
+
+_results: dict[int, Result] = {}
+
+
+def result(scene) -> Result | None:
+    return _results.get(scene.as_pointer())
+
+
+def validate(scene) -> Result:
+    """Scan and compile every model root of `scene`; the first problem found."""
+    models = {}
+    roots = scan.model_roots(scene)
+    if not roots:
+        outcome = Result(False, "No MuJoCo model in the scene")
+    else:
+        outcome = None
+        for root in roots:
+            try:
+                spec, _updated = scan.cached_spec(root)
+            except scan.ScanError as error:
+                outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
+                break
+            try:
+                models[root.name] = spec.compile()
+            except ValueError as error:
+                message = " ".join(str(error).split())
+                outcome = Result(False, f"{root.name}: {message}",
+                                 [o.name for o in culprits(message, scan.scanner_of(root))])
+                break
+        outcome = outcome or Result(True, "Compiles")
+    outcome.models = models
+    _results[scene.as_pointer()] = outcome
+    return outcome
+
+
+def culprits(message: str, scanner) -> list:
+    """The objects MuJoCo's error names: by MJCF name, else by kind and id
+    (the scan adds the elements of a kind in their MuJoCo id order)."""
+    if scanner is None:
+        return []
+    named = re.search(r"Element name '([^']*)', id (\d+)", message)
+    if named is None:
+        return []
+    name, index = named.group(1), int(named.group(2))
+    first_line = message.split("Element name")[0]
+    words = [w for w in re.findall(r"[a-z]+", first_line) if w in KIND_WORDS]
+    kind = words[-1] if words else None
+    elements = [(block, k) for block, k, _element in scanner.elements.values()
+                if kind is None or k == kind]
+    if name:
+        hits = [block for block, _k in elements if block.mujoco.name == name]
+        if hits:
+            return hits[:1]
+    if kind is not None and index < len(elements):
+        return [elements[index][0]]
+    return []
+
+
+# ------------------------------------------------------------- debouncing
+
+
+def _run():
+    for scene in bpy.data.scenes:
+        if scan.model_roots(scene) and live.get(scene) is None:  # a running one reports itself
+            validate(scene)
+    for window in bpy.context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type in ("VIEW_3D", "PROPERTIES"):
+                area.tag_redraw()
+    return None
+
+
+def schedule(*_args) -> None:
+    """Compile once edits have paused for DELAY seconds."""
+    if bpy.app.timers.is_registered(_run):
+        bpy.app.timers.unregister(_run)
+    bpy.app.timers.register(_run, first_interval=DELAY)
+
+
+def on_edit(_group, _attr) -> None:
+    schedule()
+
+
+def register():
+    changes.EDIT_HOOKS.append(on_edit)
+
+
+def unregister():
+    if on_edit in changes.EDIT_HOOKS:
+        changes.EDIT_HOOKS.remove(on_edit)
+    if bpy.app.timers.is_registered(_run):
+        bpy.app.timers.unregister(_run)
+    _results.clear()
