@@ -78,6 +78,23 @@ def new_model(context, name: str = "model"):
     return root
 
 
+def fresh(kind: str):
+    """A new element of `kind` with MuJoCo's defaults."""
+    spec = mujoco.MjSpec()
+    if kind in SPATIAL:
+        return getattr(spec.worldbody.add_body(), "add_" + kind)()
+    return getattr(spec, "add_" + kind)()
+
+
+def fill(group, element, kind: str, targets: dict | None = None) -> None:
+    """Copy a new `element` into `group`; what differs from MuJoCo's defaults counts
+    as set by the element itself (so a class given later does not override it)."""
+    with changes.quiet():
+        spec_io.element_to_props(element, group, kind,
+                                 find=lambda _kind, wanted: (targets or {}).get(wanted))
+    values.set_own(group, spec_io.differing(element, fresh(kind), kind))
+
+
 def unique_name(root, kind: str, base: str) -> str:
     """`base` + the first number no element of `kind` in the model is called."""
     blocks = _members(root) + [a.block for a in root.mujoco.model.assets if a.block is not None]
@@ -86,6 +103,14 @@ def unique_name(root, kind: str, base: str) -> str:
     while f"{base}{n}" in taken:
         n += 1
     return f"{base}{n}"
+
+
+def unique_class_name(root) -> str:
+    taken = {c.name for c in root.mujoco.model.defaults}
+    n = 1
+    while f"class{n}" in taken:
+        n += 1
+    return f"class{n}"
 
 
 def _members(root):
@@ -153,8 +178,7 @@ def new_spatial(root, parent, kind: str, subtype: str = "", world=None, name: st
     obj = bpy.data.objects.new(name, _data_for(kind, element, name))
     root.users_collection[0].objects.link(obj)
     obj.mujoco.kind, obj.mujoco.name = kind.upper(), name
-    with changes.quiet():  # MuJoCo's defaults, not edits
-        spec_io.element_to_props(element, getattr(obj.mujoco, kind), kind)
+    fill(getattr(obj.mujoco, kind), element, kind)
     place(obj, parent, world if world is not None else parent.matrix_world)
     display.style(obj)
     return obj
@@ -216,9 +240,8 @@ def _new_section_object(context, root, kind, element, name, targets):
     obj.parent = root
     obj.hide_viewport = True  # data, not geometry: it is picked in the Outliner or panels
     obj.mujoco.kind, obj.mujoco.name = kind.upper(), name
-    with changes.quiet():
-        spec_io.element_to_props(element, getattr(obj.mujoco, kind), kind,
-                                 find=lambda _kind, wanted: targets.get(wanted))
+    fill(getattr(obj.mujoco, kind), element, kind, targets)
+    context.view_layer.objects.active = obj  # its panel shows (it is hidden: not selected)
     return obj
 
 

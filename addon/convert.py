@@ -96,10 +96,12 @@ def _scaled_vertices(obj) -> tuple[np.ndarray, np.ndarray]:
     return verts, tris.reshape(-1, 3)
 
 
-def fit_primitive(verts, tris, geom_type: str):
-    """MuJoCo's own fit of a primitive to a mesh (its compiler, inertia box):
-    (size, pos, quat) in the mesh's frame, and the mesh's volume."""
+def fit_primitive(verts, tris, geom_type: str, aabb: bool = True):
+    """MuJoCo's own fit of a primitive to a mesh (its compiler: the bounding box,
+    or with `aabb` False the equivalent inertia box): (size, pos, quat) in the
+    mesh's frame, and the mesh's volume."""
     spec = mujoco.MjSpec()
+    spec.compiler.fitaabb = aabb
     spec.add_mesh(name="fitted", uservert=verts.ravel().tolist(), userface=tris.ravel().tolist())
     body = spec.worldbody.add_body()
     body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="fitted", density=1.0)
@@ -122,18 +124,21 @@ def primitive_volume(geom_type: str, size) -> float:
             "ELLIPSOID": 4 / 3 * math.pi * r * a * b}[geom_type]
 
 
-def best_primitive(verts, tris):
+def best_primitive(verts, tris, aabb: bool = True):
     """(type, size, pos, quat): the primitive whose fitted volume is closest to the mesh's."""
     best = None
     for geom_type in PRIMITIVES:
-        size, pos, quat, volume = fit_primitive(verts, tris, geom_type)
+        try:
+            size, pos, quat, volume = fit_primitive(verts, tris, geom_type, aabb)
+        except authoring.AuthoringError:
+            continue  # a shape the mesh gives no size (a flat capsule): not a candidate
         error = abs(primitive_volume(geom_type, size) - volume) / volume
         if best is None or error < best[0] - TIE:
             best = (error, geom_type, size, pos, quat)
     return best[1:]
 
 
-def geom_from_mesh(context, obj, shape: str = "BEST"):
+def geom_from_mesh(context, obj, shape: str = "BEST", aabb: bool = True):
     """Make Blender mesh object `obj` a geom of its model (or of the scene's model,
     under the world): as its mesh, its convex hull, or a primitive fitted by MuJoCo."""
     root = scan.model_of(obj) or authoring.model_root(context)
@@ -153,16 +158,15 @@ def geom_from_mesh(context, obj, shape: str = "BEST"):
         data = mesh
     else:
         if shape == "BEST":
-            shape, size, pos, quat = best_primitive(verts, tris)
+            shape, size, pos, quat = best_primitive(verts, tris, aabb)
         else:
-            size, pos, quat, _volume = fit_primitive(verts, tris, shape)
+            size, pos, quat, _volume = fit_primitive(verts, tris, shape, aabb)
         element.type = getattr(mujoco.mjtGeom, "mjGEOM_" + shape)
         element.size = size
         world = frame @ Matrix.LocRotScale(Vector(pos), Quaternion(quat), None)
         data = display.shape_mesh("geom", int(element.type), size)
     obj.mujoco.kind, obj.mujoco.name = "GEOM", name
-    with changes.quiet():
-        spec_io.element_to_props(element, obj.mujoco.geom, "geom")
+    authoring.fill(obj.mujoco.geom, element, "geom")
     if shape in ("MESH", "HULL"):
         obj.mujoco.geom.meshname = data
     obj.data = data
@@ -186,9 +190,7 @@ def _mesh_asset(root, obj, verts, hull: bool):
         mesh = obj.data.copy()
         mesh.transform(Matrix.Diagonal(Vector(obj.scale).to_4d()))
     mesh.mujoco.kind = "MESH"
-    element = mujoco.MjSpec().add_mesh()
-    with changes.quiet():
-        spec_io.element_to_props(element, mesh.mujoco.mesh, "mesh")
+    authoring.fill(mesh.mujoco.mesh, mujoco.MjSpec().add_mesh(), "mesh")
     mesh_name = authoring.unique_name(root, "mesh", mesh.name.replace(" ", "_") + "_")
     mesh.mujoco.name = mesh_name
     root.mujoco.model.assets.add().block = mesh

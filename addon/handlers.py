@@ -5,7 +5,7 @@ from bpy.app.handlers import persistent
 
 from ..components import changes
 from ..importer.materials import PACK_ON_SAVE
-from . import live
+from . import live, validation
 
 
 @persistent
@@ -23,9 +23,13 @@ def pack_generated_images(*_args):
 def note_moved_and_reshaped(_scene, depsgraph):
     """Transforms and mesh edits do not go through MJBlend's properties: the
     depsgraph reports them, and the next scan updates just those elements."""
+    edited = False
     for update in depsgraph.updates:
         if update.is_updated_transform or update.is_updated_geometry:
             changes.moved(update.id.original)
+            edited = True
+    if edited and not live.all_live():  # (a running simulation reports its own errors)
+        validation.schedule()
 
 
 @persistent

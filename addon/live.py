@@ -30,7 +30,7 @@ from ..engine.session import Session
 from ..importer import geometry
 from . import export, scan
 
-BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin")
+BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
 
 

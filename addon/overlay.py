@@ -7,9 +7,15 @@ import bpy
 import gpu
 from gpu_extras.batch import batch_for_shader
 
-from . import live
+from mathutils import Matrix, Quaternion, Vector
+
+from . import live, scan, validation
 
 LINE_COLOR = (1.0, 0.55, 0.1, 1.0)
+INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)
+CORNERS = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
+         if sum(p != q for p, q in zip(CORNERS[a], CORNERS[b], strict=True)) == 1]
 _handle = None
 
 
@@ -34,7 +40,56 @@ def grab_segments():
     return out
 
 
+def inertia_boxes(scene):
+    """([box edge end points], [centres of mass]) in Blender world space, of every
+    body with mass: MuJoCo's equivalent inertia box (same mass and inertia), placed
+    at the body's inertial frame, from the running or the last checked model."""
+    lines, centres = [], []
+    running = live.get(scene)
+    outcome = validation.result(scene)
+    for root in scan.model_roots(scene):
+        if running is not None and running.session is not None:
+            model, bodies = running.session.model, running.by_id
+        elif outcome is not None and root.name in outcome.models and scan.scanner_of(root):
+            model = outcome.models[root.name]
+            bodies = {("body", e.id): o for o, k, e in scan.scanner_of(root).elements.values() if k == "body"}
+        else:
+            continue
+        for (kind, body), obj in bodies.items():
+            mass = float(model.body_mass[body]) if kind == "body" else 0.0
+            if mass <= 0 or scan.model_of(obj) is not root:
+                continue
+            ix, iy, iz = model.body_inertia[body]
+            half = [max(0.0, 1.5 / mass * v) ** 0.5 for v in (iy + iz - ix, ix + iz - iy, ix + iy - iz)]
+            frame = obj.matrix_world @ Matrix.LocRotScale(Vector(model.body_ipos[body]),
+                                                         Quaternion(model.body_iquat[body]), None)
+            corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
+            lines += [tuple(corners[i]) for edge in EDGES for i in edge]
+            centres.append(tuple(frame.translation))
+    return lines, centres
+
+
+def _draw_inertia() -> None:
+    scene = bpy.context.scene
+    if scene is None or not scene.mujoco_simulation.show_inertia:
+        return
+    lines, centres = inertia_boxes(scene)
+    if not lines:
+        return
+    line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+    dots = _shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+    line.bind()
+    line.uniform_float("color", INERTIA_COLOR)
+    batch_for_shader(line, "LINES", {"pos": lines}).draw(line)
+    gpu.state.point_size_set(7.0)
+    dots.bind()
+    dots.uniform_float("color", INERTIA_COLOR)
+    batch_for_shader(dots, "POINTS", {"pos": centres}).draw(dots)
+    gpu.state.point_size_set(1.0)
+
+
 def draw() -> None:
+    _draw_inertia()
     segments = grab_segments()
     if not segments:
         return

@@ -87,8 +87,9 @@ def draw_kind(layout, group, kind: str, idprefix: str, model=None) -> None:
     col = layout.column()
     col.use_property_split = True
     col.use_property_decorate = False
+    own = _own_if_classed(group, kind)
     for attr in by_section.pop("", []):
-        draw_attr(col, group, attr, model)
+        _draw_sourced(col, group, attr, model, own)
     for section, attrs in by_section.items():
         title = section[:1].upper() + section[1:]
         body = _section(layout, f"{idprefix}_{kind}_{section}", title, closed=False)
@@ -97,7 +98,32 @@ def draw_kind(layout, group, kind: str, idprefix: str, model=None) -> None:
         body.use_property_split = True
         body.use_property_decorate = False
         for attr in attrs:
-            draw_attr(body, group, attr, model)
+            _draw_sourced(body, group, attr, model, own)
+
+
+def _own_if_classed(group, kind):
+    """The attributes an element of a class sets itself, or None (not a classed element)."""
+    holder = getattr(group.id_data, "mujoco", None)
+    if kind not in DEFAULT_KINDS or holder is None or getattr(holder, "kind", "").lower() != kind \
+            or not holder.classname or not values.has_own(group):
+        return None
+    return values.own(group)
+
+
+def _draw_sourced(layout, group, attr, model, own) -> None:
+    """An attribute, greyed with a link icon when it comes from the element's class;
+    its own values get a "reset to class" button."""
+    if own is None:
+        draw_attr(layout, group, attr, model)
+        return
+    row = layout.row(align=True)
+    sub = row.column()
+    sub.active = attr.name in own
+    draw_attr(sub, group, attr, model)
+    if attr.name in own:
+        row.operator("mujoco.reset_to_class", text="", icon="LOOP_BACK").attr = attr.name
+    else:
+        row.label(text="", icon="LINKED")
 
 
 def draw_header(layout, holder, model=None) -> None:
@@ -124,7 +150,7 @@ class MJBLEND_UL_default_classes(bpy.types.UIList):
 
     def draw_item(self, _context, layout, _data, item, _icon, _active_data, _active_prop, _index=0):
         row = layout.row()
-        row.prop(item, "name", text="", emboss=False, icon="PRESET")
+        row.label(text=item.name, icon="PRESET")  # renamed with mujoco.class_rename (keeps uses)
         if item.parent:
             row.label(text=f"< {item.parent}")
 
@@ -142,8 +168,13 @@ def draw_model(layout, obj) -> None:
     body = _section(layout, "mjb_default_classes", f"Default Classes ({len(model.defaults)})")
     if body is None:
         return
-    body.template_list("MJBLEND_UL_default_classes", "", model, "defaults", model,
-                       "active_default", rows=3)
+    row = body.row()
+    row.template_list("MJBLEND_UL_default_classes", "", model, "defaults", model,
+                      "active_default", rows=3)
+    buttons = row.column(align=True)
+    buttons.operator("mujoco.class_add", text="", icon="ADD")
+    buttons.operator("mujoco.class_remove", text="", icon="REMOVE")
+    buttons.operator("mujoco.class_rename", text="", icon="GREASEPENCIL")
     if 0 <= model.active_default < len(model.defaults):
         item = model.defaults[model.active_default]
         body.prop(item, "parent")

@@ -7,9 +7,9 @@ runs in reverse, so a disable leaves nothing behind.
 import bpy
 
 from ..components import properties
-from ..operators import author, perturb, simulate
-from . import (add_menu, display, handlers, keymaps, menus, overlay, panels, preferences,
-               simulation_panels, simulation_props)
+from ..operators import author, model_tools, perturb, simulate
+from . import (add_menu, classes, display, handlers, keymaps, menus, overlay, panels, preferences,
+               simulation_panels, simulation_props, validation)
 
 
 class _Classes:
@@ -27,9 +27,9 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
-MODULES = (properties, simulation_props, _Classes(simulate.CLASSES + perturb.CLASSES + author.CLASSES),
-           _Classes(preferences.CLASSES), panels, simulation_panels, menus, add_menu, handlers, keymaps,
-           overlay, display)
+OPERATORS = simulate.CLASSES + perturb.CLASSES + author.CLASSES + model_tools.CLASSES
+MODULES = (properties, simulation_props, _Classes(OPERATORS), _Classes(preferences.CLASSES), panels,
+           simulation_panels, menus, add_menu, handlers, keymaps, overlay, display, classes, validation)
 
 
 def register():

@@ -177,6 +177,7 @@ class Scanner:
         self.inline_plugins: list = []  # nameless plugin objects: inline instances
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
+        self.owned: dict[int, set] = {}  # as_pointer() -> own attributes of a classed element
         self.blender_meshes: list[str] = []
         self._classes: dict = {}  # class name -> its MjsDefault (after _defaults made them)
         self._settings()
@@ -281,6 +282,8 @@ class Scanner:
         # An element made from its class has the class's values already: only what it
         # sets itself (imported or edited since) is written, as MJCF would have it.
         only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
+        if only is not None:
+            self.owned[block.as_pointer()] = set(only)
         spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
                                  only=only)
         if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
@@ -423,6 +426,8 @@ class Scanner:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
+            if id(element) in self.classed and self.owned.get(pointer) != _own(getattr(block.mujoco, kind)):
+                return None  # an attribute went back to its class: the element starts anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
             self._copy(group, element, kind, block)

@@ -10,7 +10,7 @@ import textwrap
 import bpy
 
 from ..components.schema import KINDS
-from . import live
+from . import live, validation
 
 MAX_ROWS = 64
 
@@ -180,8 +180,69 @@ def draw_header_button(self, context):
         self.layout.operator("mujoco.play", text="", icon="PLAY")
 
 
+class MJBLEND_PT_model(_SidebarPanel, bpy.types.Panel):
+    """Does the model compile (checked in the background of edits), keyframes, inertia"""
+
+    bl_idname = "MJBLEND_PT_model"
+    bl_label = "Model"
+
+    def draw(self, context):
+        layout = self.layout
+        outcome = validation.result(context.scene)
+        running = _running(context)
+        row = layout.row(align=True)
+        if running is not None:
+            row.label(text="Simulating" if not running.error else "Last edit rejected", icon="PLAY")
+        elif outcome is None:
+            row.label(text="Not checked yet", icon="QUESTION")
+        elif outcome.ok:
+            row.label(text="Compiles", icon="CHECKMARK")
+        else:
+            row.alert = True
+            row.label(text="Does not compile", icon="ERROR")
+        row.operator("mujoco.validate", text="", icon="FILE_REFRESH")
+        if running is None and outcome is not None and not outcome.ok:
+            box = layout.box()
+            for line in textwrap.wrap(outcome.message, 48):
+                box.label(text=line)
+            for name in outcome.objects:
+                box.operator("mujoco.select_object", text=f"Select {name}").name = name
+        layout.prop(context.scene.mujoco_simulation, "show_inertia")
+
+
+class MJBLEND_UL_keyframes(bpy.types.UIList):
+    bl_idname = "MJBLEND_UL_keyframes"
+
+    def draw_item(self, _context, layout, _data, item, _icon, _active_data, _active_prop, _index=0):
+        row = layout.row(align=True)
+        row.prop(item.mujoco, "name", text="", emboss=False, icon="KEYFRAME")
+        row.operator("mujoco.key_load", text="", icon="IMPORT").name = item.name
+        row.operator("mujoco.key_delete", text="", icon="X").name = item.name
+
+    def filter_items(self, _context, data, propname):
+        objects = getattr(data, propname)
+        flags = [self.bitflag_filter_item if o.mujoco.kind == "KEY" else 0 for o in objects]
+        return flags, []
+
+
+class MJBLEND_PT_keyframes(_SidebarPanel, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_keyframes"
+    bl_label = "Keyframes"
+    bl_parent_id = "MJBLEND_PT_model"
+
+    @classmethod
+    def poll(cls, context):
+        return any(o.mujoco.kind == "MODEL" for o in context.scene.objects)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.operator("mujoco.key_store", icon="ADD")
+        layout.template_list("MJBLEND_UL_keyframes", "", context.scene, "objects",
+                             context.scene.mujoco_simulation, "active_key", rows=3)
+
+
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
-           MJBLEND_PT_overrides)
+           MJBLEND_PT_overrides, MJBLEND_PT_model, MJBLEND_UL_keyframes, MJBLEND_PT_keyframes)
 
 
 def register():

@@ -52,6 +52,11 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
         name="Keyframe", default=-1, min=-1,
         description="Start and reset from this keyframe (-1: the model's reference pose qpos0)")
     override: PointerProperty(type=OptionOverride, name="Option overrides")
+    show_inertia: BoolProperty(
+        name="Inertia", default=False,
+        description="Draw each body's equivalent inertia box and centre of mass (from the last "
+                    "compile of the model)")
+    active_key: IntProperty(options={"HIDDEN"})
 
 
 def _control_get(obj):

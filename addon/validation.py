@@ -10,6 +10,7 @@ here blocks typing: the compile runs only once edits pause. In the bpy module an
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 import bpy
@@ -91,7 +92,15 @@ def culprits(message: str, scanner) -> list:
 # ------------------------------------------------------------- debouncing
 
 
+_due: float | None = None  # when the pending check runs (None: none pending)
+
+
 def _run():
+    global _due
+    wait = (_due or 0.0) - time.monotonic()
+    if wait > 0:
+        return wait  # edited again meanwhile: wait for the quiet
+    _due = None
     for scene in bpy.data.scenes:
         if scan.model_roots(scene) and live.get(scene) is None:  # a running one reports itself
             validate(scene)
@@ -103,10 +112,13 @@ def _run():
 
 
 def schedule(*_args) -> None:
-    """Compile once edits have paused for DELAY seconds."""
-    if bpy.app.timers.is_registered(_run):
-        bpy.app.timers.unregister(_run)
-    bpy.app.timers.register(_run, first_interval=DELAY)
+    """Compile once edits have paused for DELAY seconds (each call pushes it back;
+    one timer, whatever the number of edits)."""
+    global _due
+    pending = _due is not None
+    _due = time.monotonic() + DELAY
+    if not pending:
+        bpy.app.timers.register(_run, first_interval=DELAY)
 
 
 def on_edit(_group, _attr) -> None:
@@ -118,8 +130,10 @@ def register():
 
 
 def unregister():
+    global _due
     if on_edit in changes.EDIT_HOOKS:
         changes.EDIT_HOOKS.remove(on_edit)
     if bpy.app.timers.is_registered(_run):
         bpy.app.timers.unregister(_run)
+    _due = None
     _results.clear()

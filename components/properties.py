@@ -46,6 +46,16 @@ def _edited(attr: Attr):
     return update
 
 
+def _class_changed(self, context) -> None:
+    """An element's class changed: the next scan takes it, and the hooks show the
+    class's values (addon/classes.py)."""
+    if changes.is_quiet():
+        return
+    changes.property_updated(self, context)
+    for hook in changes.EDIT_HOOKS:
+        hook(self, "classname")
+
+
 def _ref_update(attr: Attr):
     edited = _edited(attr)
 
@@ -143,7 +153,7 @@ class _Classes:
             "name": StringProperty(name="MJCF Name", update=TOUCH,
                                    description="Name in MJCF (unique per kind; kept apart from "
                                                "the Blender name, which is shorter and global)"),
-            "classname": StringProperty(name="Class", update=TOUCH,
+            "classname": StringProperty(name="Class", update=_class_changed,
                                         description="Default class the element takes unset "
                                                     "attributes from"),
         }

@@ -180,6 +180,10 @@ class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
         ("CAPSULE", "Capsule", "MuJoCo's fit of a capsule"),
         ("CYLINDER", "Cylinder", "MuJoCo's fit of a cylinder"),
         ("ELLIPSOID", "Ellipsoid", "MuJoCo's fit of an ellipsoid")])
+    fit: EnumProperty(name="Fit", default="AABB", items=[
+        ("AABB", "Bounding Box", "Fit the primitive to the mesh's bounding box (compiler fitaabb)"),
+        ("INERTIA", "Inertia", "Fit the primitive to the mesh's equivalent inertia box (MuJoCo's "
+                               "default for mesh-fitted geoms)")])
 
     @classmethod
     def poll(cls, context):
@@ -187,8 +191,8 @@ class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
 
     def execute(self, context):
         def make():
-            made = [convert.geom_from_mesh(context, o, self.shape) for o in list(context.selected_objects)
-                    if convert.is_plain_mesh(o)]
+            made = [convert.geom_from_mesh(context, o, self.shape, aabb=self.fit == "AABB")
+                    for o in list(context.selected_objects) if convert.is_plain_mesh(o)]
             kinds = sorted({o.mujoco.geom.type.lower() for o in made})
             self.report({"INFO"}, f"{len(made)} geom(s): {', '.join(kinds)}")
         return _run(self, make)

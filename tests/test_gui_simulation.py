@@ -32,7 +32,8 @@ def test_play_runs_on_the_window_timer(tmp_path):
     assert height < report["start_height"] - 0.2  # the box fell onto the table
     assert report["paused_advance"] == 0
     assert report["restored"] and not report["live_after_stop"] and not report["modal_after_stop"]
-    assert {"MJBLEND_PT_simulation", "MJBLEND_PT_controls"} <= set(report["drawn"]), report["drawn"]
+    assert {"MJBLEND_PT_simulation", "MJBLEND_PT_controls", "MJBLEND_PT_model",
+            "MJBLEND_PT_keyframes"} <= set(report["drawn"]), report["drawn"]
     assert leftover_processes(tmp_path) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 

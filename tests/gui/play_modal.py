@@ -67,7 +67,8 @@ def steps():
     scan = importlib.import_module(ADDON + ".addon.scan")
     panels = importlib.import_module(ADDON + ".addon.simulation_panels")
     for cls in panels.CLASSES:
-        record_draws(cls)
+        if issubclass(cls, bpy.types.Panel):
+            record_draws(cls)
     for obj in list(bpy.context.scene.objects):  # the startup file's cube, light and camera
         bpy.data.objects.remove(obj)
     bpy.ops.import_scene.mjcf(filepath=MODEL)

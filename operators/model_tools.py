@@ -1,0 +1,208 @@
+"""Model-level tools: default classes (add, rename, delete, reset an attribute to
+its class), validation on demand, keyframes (store, load, delete). Thin: the work
+is in addon/classes.py, validation.py and keyframes.py."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import StringProperty
+
+from ..addon import authoring, classes, keyframes, scan, validation
+
+UNDOABLE = {"REGISTER", "UNDO"}
+
+
+def _root(context):
+    obj = context.active_object
+    return scan.model_of(obj) if obj is not None else None
+
+
+class MUJOCO_OT_class_add(bpy.types.Operator):
+    """Add a default class under the selected one (or main)"""
+
+    bl_idname = "mujoco.class_add"
+    bl_label = "Add Class"
+    bl_options = UNDOABLE
+
+    name: StringProperty(name="Name", default="")
+
+    @classmethod
+    def poll(cls, context):
+        return _root(context) is not None
+
+    def execute(self, context):
+        root = _root(context)
+        model = root.mujoco.model
+        parent = _active_class(root) or "main"
+        name = self.name or authoring.unique_class_name(root)
+        try:
+            classes.add_class(root, name, parent)
+        except classes.ClassError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        model.active_default = len(model.defaults) - 1
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_class_rename(bpy.types.Operator):
+    """Rename the selected default class and every use of it"""
+
+    bl_idname = "mujoco.class_rename"
+    bl_label = "Rename Class"
+    bl_options = UNDOABLE
+
+    name: StringProperty(name="New Name")
+
+    @classmethod
+    def poll(cls, context):
+        root = _root(context)
+        return root is not None and _active_class(root) not in (None, "main")
+
+    def invoke(self, context, _event):
+        self.name = _active_class(_root(context))
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context):
+        root = _root(context)
+        try:
+            classes.rename_class(root, _active_class(root), self.name.strip())
+        except classes.ClassError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_class_remove(bpy.types.Operator):
+    """Delete the selected default class (its elements and child classes move to its parent)"""
+
+    bl_idname = "mujoco.class_remove"
+    bl_label = "Delete Class"
+    bl_options = UNDOABLE
+
+    @classmethod
+    def poll(cls, context):
+        root = _root(context)
+        return root is not None and _active_class(root) not in (None, "main")
+
+    def execute(self, context):
+        root = _root(context)
+        classes.remove_class(root, _active_class(root))
+        return {"FINISHED"}
+
+
+def _active_class(root):
+    model = root.mujoco.model
+    return model.defaults[model.active_default].name if 0 <= model.active_default < len(model.defaults) \
+        else None
+
+
+class MUJOCO_OT_reset_to_class(bpy.types.Operator):
+    """Drop the element's own value: it takes its class's"""
+
+    bl_idname = "mujoco.reset_to_class"
+    bl_label = "Reset to Class"
+    bl_options = UNDOABLE
+
+    attr: StringProperty(name="Attribute")
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and scan.model_of(obj) is not None and \
+            obj.mujoco.kind.lower() in classes.DEFAULT_KINDS
+
+    def execute(self, context):
+        classes.reset_to_class(context.active_object, self.attr)
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_validate(bpy.types.Operator):
+    """Compile the scene's MuJoCo models now and show the first problem"""
+
+    bl_idname = "mujoco.validate"
+    bl_label = "Check Model"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return bool(scan.model_roots(context.scene))
+
+    def execute(self, context):
+        outcome = validation.validate(context.scene)
+        self.report({"INFO"} if outcome.ok else {"WARNING"}, outcome.message)
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_key_store(bpy.types.Operator):
+    """Store the current pose (simulated, or the model's reference pose) as a keyframe"""
+
+    bl_idname = "mujoco.key_store"
+    bl_label = "Store Pose as Keyframe"
+    bl_options = UNDOABLE
+
+    name: StringProperty(name="Name", default="")
+
+    @classmethod
+    def poll(cls, context):
+        return bool(scan.model_roots(context.scene))
+
+    def execute(self, context):
+        try:
+            key = keyframes.store(context, self.name)
+        except authoring.AuthoringError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Stored keyframe {key.mujoco.name!r}")
+        return {"FINISHED"}
+
+
+class _KeyOperator:
+    name: StringProperty(name="Keyframe", description="Blender name of the keyframe object")
+
+    @classmethod
+    def poll(cls, context):
+        return any(o.mujoco.kind == "KEY" for o in context.scene.objects)
+
+    def key(self, context):
+        obj = context.scene.objects.get(self.name) if self.name else None
+        if obj is None or obj.mujoco.kind != "KEY":
+            self.report({"ERROR"}, f"No keyframe {self.name!r}")
+        return obj if obj is not None and obj.mujoco.kind == "KEY" else None
+
+
+class MUJOCO_OT_key_load(_KeyOperator, bpy.types.Operator):
+    """Reset the simulation to this keyframe (starting it, paused, if needed)"""
+
+    bl_idname = "mujoco.key_load"
+    bl_label = "Load Keyframe"
+    bl_options = {"REGISTER"}
+
+    def execute(self, context):
+        obj = self.key(context)
+        if obj is None:
+            return {"CANCELLED"}
+        try:
+            keyframes.load(context, obj)
+        except Exception as error:  # noqa: BLE001  (a model that does not compile: say so)
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_key_delete(_KeyOperator, bpy.types.Operator):
+    """Delete this keyframe"""
+
+    bl_idname = "mujoco.key_delete"
+    bl_label = "Delete Keyframe"
+    bl_options = UNDOABLE
+
+    def execute(self, context):
+        obj = self.key(context)
+        if obj is None:
+            return {"CANCELLED"}
+        keyframes.delete(obj)
+        return {"FINISHED"}
+
+
+CLASSES = (MUJOCO_OT_class_add, MUJOCO_OT_class_rename, MUJOCO_OT_class_remove, MUJOCO_OT_reset_to_class,
+           MUJOCO_OT_validate, MUJOCO_OT_key_store, MUJOCO_OT_key_load, MUJOCO_OT_key_delete)
