@@ -11,9 +11,15 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 
-def class_tree(spec) -> list[tuple[str, str]]:
-    """[(class, parent class)] in document order, "main" first with parent ""."""
+def class_tree(spec, source: bytes | None = None) -> list[tuple[str, str]]:
+    """[(class, parent class)] in document order, "main" first with parent "".
+
+    `source`, the text of the file the spec was read from, spares MuJoCo's
+    writer (it compiles the model again, as long as the import's own compile)
+    when that file cannot define a class besides "main"."""
     classes = [("main", "")]
+    if source is not None and not may_define_classes(source):
+        return classes
     try:
         root = ET.fromstring(spec.to_xml())
     except Exception:  # to_xml can fail on models it cannot write; fall back to what is in use
@@ -31,6 +37,13 @@ def class_tree(spec) -> list[tuple[str, str]]:
 
     walk(top, top.get("class", "main"))
     return classes
+
+
+def may_define_classes(source: bytes) -> bool:
+    """False when an MJCF or URDF text has no class besides "main": at most one
+    `<default` (the top-level one is "main": MuJoCo refuses to rename it) and no
+    included file or attached model, which may bring their own."""
+    return source.count(b"<default") > 1 or b"<include" in source or b"<attach" in source
 
 
 def _used_classes(spec) -> set[str]:
