@@ -189,6 +189,7 @@ def texture_pixels(model: mujoco.MjModel, tex_id: int) -> tuple[np.ndarray, int]
 def blender_pixels(pixels: np.ndarray) -> np.ndarray:
     """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
     h, w, c = pixels.shape
+    pixels = pixels[::-1]  # a view: the rows are reversed as they are copied, not after
     out = np.empty((h, w, 4), dtype=np.float32)
     out[..., :3] = pixels[..., :3] if c >= 3 else pixels[..., :1]   # 1-2 channels: grey
     if c in (2, 4):
@@ -196,7 +197,7 @@ def blender_pixels(pixels: np.ndarray) -> np.ndarray:
     else:
         out[..., 3] = 255
     out /= np.float32(255)
-    return out[::-1].reshape(-1)
+    return out.reshape(-1)
 
 
 def _is_ktx(model: mujoco.MjModel, tex_id: int) -> bool:
@@ -219,14 +220,20 @@ def _colorspace_name(colorspace: int) -> str:
 # ----------------------------------------------------------------------------- node helpers
 
 class _Nodes:
-    """Adds nodes and links to one node tree, laid out in columns."""
+    """Adds nodes and links to one node tree, laid out in columns.
+
+    Every change to a node tree (a node, a link, a socket value, a location)
+    updates the whole tree, so building one costs its size squared; the
+    locations are therefore set all at once by `place()`, when the tree is built.
+    """
 
     def __init__(self, tree):
         self.tree = tree
+        self.places = []  # (node, x, y) for place()
 
     def add(self, bl_idname, x=0, y=0, name=None, label=None, **props):
         node = self.tree.nodes.new(bl_idname)
-        node.location = (x, y)
+        self.places.append((node, x, y))
         if name:
             node.name = name
         if label:
@@ -245,21 +252,32 @@ class _Nodes:
         else:
             self.link(value, socket)
 
+    def place(self):
+        """Give the added nodes their locations, in one call (without the updates)."""
+        nodes = self.tree.nodes
+        index = {node.as_pointer(): i for i, node in enumerate(nodes)}
+        flat = np.empty(2 * len(index), dtype=np.float32)
+        nodes.foreach_get("location", flat)
+        for node, x, y in self.places:
+            i = index[node.as_pointer()]
+            flat[2 * i:2 * i + 2] = x, y
+        nodes.foreach_set("location", flat)
+        self.places.clear()
 
-class _Math(_Nodes):
+
+class _Math:
     """Math nodes from Python calls on sockets and numbers, stacked in one column."""
 
-    def __init__(self, tree, x):
-        super().__init__(tree)
-        self.x, self.y = x, 0
+    def __init__(self, nodes: _Nodes, x):
+        self.n, self.x, self.y = nodes, x, 0
 
     def op(self, operation, a, b=None):
-        node = self.add("ShaderNodeMath", self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
-                        operation=operation, hide=True)
+        node = self.n.add("ShaderNodeMath", self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
+                          operation=operation, hide=True)
         self.y += 1
-        self.feed(node.inputs[0], a)
+        self.n.feed(node.inputs[0], a)
         if b is not None:
-            self.feed(node.inputs[1], b)
+            self.n.feed(node.inputs[1], b)
         return node.outputs[0]
 
     def add_(self, a, b):
@@ -320,7 +338,7 @@ def _build_cube_group() -> bpy.types.NodeTree:
     x, y, z = sep.outputs
     step, height, inset = gin.outputs["Face Step"], gin.outputs["Face Height"], gin.outputs["Inset"]
 
-    m = _Math(group, -200)
+    m = _Math(n, -200)
     ax, ay, az = m.op("ABSOLUTE", x), m.op("ABSOLUTE", y), m.op("ABSOLUTE", z)
     # major axis, ties resolved towards X then Y
     is_x = m.mul(m.ge(ax, ay), m.ge(ax, az))
@@ -351,6 +369,7 @@ def _build_cube_group() -> bpy.types.NodeTree:
     n.link(s, comb.inputs[0])
     n.link(v, comb.inputs[1])
     n.link(comb.outputs[0], gout.inputs[0])
+    n.place()
     return group
 
 
@@ -621,6 +640,7 @@ class Looks:
             self._wire_color(n, bsdf, sample(color_tex, 300, "MuJoCo texture"), material,
                              has_alpha=int(self.model.tex_nchannel[color_tex]) in (2, 4))
         self._wire_layers(n, bsdf, material, mat_id, layers, sample)
+        n.place()
 
     @staticmethod
     def _wire_color(n, bsdf, image_node, material, has_alpha: bool):
@@ -646,7 +666,7 @@ class Looks:
 
         def scaled(output, factor, target):
             if factor >= 0:  # documented: the coefficient multiplies the texture
-                output = _Math(n.tree, 0).mul(output, float(factor))
+                output = _Math(n, 0).mul(output, float(factor))
             n.link(output, target)
 
         rough, metal, orm = (layers[roles.mjTEXROLE_ROUGHNESS], layers[roles.mjTEXROLE_METALLIC],
@@ -737,7 +757,7 @@ class Looks:
                                 label=f"face along {axis}")
             n.link(gen.outputs[a], pairs[axis].inputs[0])
             n.link(gen.outputs[b], pairs[axis].inputs[1])
-        m = _Math(n.tree, -1900)
+        m = _Math(n, -1900)
         m.y = 30  # below the pairs
         ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
         along_x = m.ge(ax, ay)
@@ -815,6 +835,7 @@ class Looks:
         n.link(image.outputs["Color"], background.inputs["Color"])
         out = n.add("ShaderNodeOutputWorld", 300, 0)
         n.link(background.outputs[0], out.inputs["Surface"])
+        n.place()
         cycles = getattr(world, "cycles", None)
         if cycles is not None:  # "Automatic" sizes the light map from the image: 2.5 s more per render
             cycles.sampling_method = "MANUAL"
