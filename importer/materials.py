@@ -271,17 +271,18 @@ class _Math:
     def __init__(self, nodes: _Nodes, x):
         self.n, self.x, self.y = nodes, x, 0
 
-    def op(self, operation, a, b=None):
-        node = self.n.add("ShaderNodeMath", self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
-                          operation=operation, hide=True)
+    def _node(self, bl_idname, **props):
+        node = self.n.add(bl_idname, self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
+                          hide=True, **props)
         self.y += 1
+        return node
+
+    def op(self, operation, a, b=None):
+        node = self._node("ShaderNodeMath", operation=operation)
         self.n.feed(node.inputs[0], a)
         if b is not None:
             self.n.feed(node.inputs[1], b)
         return node.outputs[0]
-
-    def add_(self, a, b):
-        return self.op("ADD", a, b)
 
     def mul(self, a, b):
         return self.op("MULTIPLY", a, b)
@@ -293,13 +294,21 @@ class _Math:
         """1 if a >= b else 0."""
         return self.sub(1.0, self.op("LESS_THAN", a, b))
 
+    def vector(self, x, y, z):
+        """A vector of three sockets or numbers."""
+        node = self._node("ShaderNodeCombineXYZ")
+        for socket, value in zip(node.inputs, (x, y, z), strict=True):
+            self.n.feed(socket, value)
+        return node.outputs[0]
+
     def pick(self, weights, values):
-        """sum(w * v) for 0/1 weights: a branch-free select."""
-        total = None
-        for w, v in zip(weights, values, strict=True):
-            term = self.mul(w, v)
-            total = term if total is None else self.add_(total, term)
-        return total
+        """A branch-free select: the one of three `values` whose weight is 1, for
+        `weights` a vector of one 1 and two 0s. Their dot product, which is exact:
+        the other two products are 0."""
+        node = self._node("ShaderNodeVectorMath", operation="DOT_PRODUCT")
+        self.n.link(weights, node.inputs[0])
+        self.n.link(self.vector(*values), node.inputs[1])
+        return node.outputs["Value"]
 
 
 def _new_group_socket(group, name, in_out, socket_type, default=None):
@@ -350,12 +359,13 @@ def _build_cube_group() -> bpy.types.NodeTree:
     for sign in (sign_x, sign_y, sign_z):  # MULTIPLY_ADD's third input: p * 2 - 1
         sign.node.inputs[2].default_value = -1.0
     # face index in MuJoCo's order +X -X +Y -Y +Z -Z (= GL_TEXTURE_CUBE_MAP_POSITIVE_X + i)
-    face = m.pick((is_x, is_y, is_z), (m.sub(1.0, pos_x), m.sub(3.0, pos_y), m.sub(5.0, pos_z)))
-    major = m.pick((is_x, is_y, is_z), (ax, ay, az))
+    axis = m.vector(is_x, is_y, is_z)
+    face = m.pick(axis, (m.sub(1.0, pos_x), m.sub(3.0, pos_y), m.sub(5.0, pos_z)))
+    major = m.pick(axis, (ax, ay, az))
     # OpenGL's table: +X (-z, -y) -X (z, -y) +Y (x, z) -Y (x, -z) +Z (x, -y) -Z (-x, -y)
     minus_y = m.mul(y, -1.0)
-    sc = m.pick((is_x, is_y, is_z), (m.mul(m.mul(sign_x, z), -1.0), x, m.mul(sign_z, x)))
-    tc = m.pick((is_x, is_y, is_z), (minus_y, m.mul(sign_y, z), minus_y))
+    sc = m.pick(axis, (m.mul(m.mul(sign_x, z), -1.0), x, m.mul(sign_z, x)))
+    tc = m.pick(axis, (minus_y, m.mul(sign_y, z), minus_y))
 
     def unit(c):  # (c / major + 1) / 2, kept half a texel inside the face
         value = m.op("MULTIPLY_ADD", m.op("DIVIDE", c, major), 0.5)
