@@ -187,7 +187,7 @@ class Builder:
         self.copies: list[tuple] = []
         self.child_collections: dict[str, bpy.types.Collection] = {}
         self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
-        self.templates: dict[tuple[str, str], dict] = {}  # (class, kind) -> raw properties
+        self.class_index: dict[str, int] = {}  # class -> its item in the model's defaults
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
         self.order = 0
         self.mixed_units = False
@@ -239,30 +239,31 @@ class Builder:
         (a raw ID-property copy), then only what the class changes written on top."""
         classes = self.root.mujoco.model.defaults
         builtin = mujoco.MjSpec().default  # what "main" changes is relative to MuJoCo's own
-        found = {}
+        builtin_templates = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
         for name, parent in defaults.class_tree(self.spec, self.source):
             default = self.spec.find_default(name)
             if default is None:
                 continue
+            source = self.class_index.get(parent)  # the parent's item
+            index = len(classes)
             classes.add()
-            item = classes[-1]  # a collection item moves when the collection grows: index it
+            item = classes[index]  # a collection item moves when the collection grows: index it
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
                 element, group = getattr(default, kind), getattr(item, kind)
-                base = self.class_values[(parent, kind)] if parent in found \
+                base = self.class_values[(parent, kind)] if source is not None \
                     else spec_io.values_of(getattr(builtin, kind), kind)
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
-                start = self.templates[(parent, kind)] if parent in found \
-                    else builtin_template(kind, classes)
-                item[kind].update(start)
+                if source is None:
+                    item[kind].update(builtin_templates[kind])
+                else:  # the parent's group, copied in C; its pose and own are its own
+                    item[kind].update(classes[source][kind])
+                    item[kind].pop(spec_io.POSE, None)
                 values.set_own(group, own)
-                if not own:  # most classes leave most kinds alone: the parent's copy will do
-                    self.templates[(name, kind)] = start
-                    continue
-                spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
-                self.templates[(name, kind)] = _template(item[kind])
-            found[name] = default
+                if own:  # most classes leave most kinds alone
+                    spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+            self.class_index[name] = index
 
     def _assets(self):
         for element in self.spec.meshes:
@@ -601,19 +602,21 @@ class Builder:
         An element with a class starts as a copy of its class (one raw ID-property
         copy) and gets only the attributes it sets itself written on top: the same
         values, a fraction of the work, and `own` says which ones are its own."""
+        classes = self.root.mujoco.model.defaults
         for element, block, kind, index in self.copies:
             if kind == "wrap":
                 group = block.mujoco.tendon.path[index]
                 spec_io.element_to_props(element, group, kind, find=self._find)
                 continue
             cls = getattr(element, "classname", None)
-            template = self.templates.get((cls.name, kind)) if cls is not None else None
-            if template is None:
+            if cls is None or (cls.name, kind) not in self.class_values:
                 spec_io.element_to_props(element, getattr(block.mujoco, kind), kind, find=self._find)
                 continue
             own = spec_io.differing(element, self.class_values[(cls.name, kind)], kind)
             group = getattr(block.mujoco, kind)  # makes the raw group the copy goes into
-            block.mujoco[kind].update(template)
+            # the class's own and pose are replaced below (every element of a kind has a pose
+            # when its class has one)
+            block.mujoco[kind].update(classes[self.class_index[cls.name]][kind])
             spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
             values.set_own(group, own)
 
