@@ -106,8 +106,8 @@ def _reader(attr: Attr) -> Callable[[Any], Any]:
 
         def vector(element):
             raw = get(element)
-            if isinstance(raw, np.ndarray) and raw.dtype.kind == dtype_kind:
-                return tuple(raw.ravel().tolist())  # tolist gives python ints / floats
+            if isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.dtype.kind == dtype_kind:
+                return tuple(raw.tolist())  # tolist gives python ints / floats
             return from_mujoco(attr, raw)
         return vector
     if t == "bool":
@@ -338,9 +338,8 @@ def spec_settings(spec, kind: str | Kind, attr: Attr | None = None):
 
 def settings_to_props(spec, group, kind: str | Kind) -> None:
     k = _kind(kind)
-    for attr in k.attrs:
-        owner = spec_settings(spec, k, attr)
-        write_value(group, attr, from_mujoco(attr, get_attr(owner, attr)))
+    for attr, read in readers(k):
+        write_value(group, attr, read(spec_settings(spec, k, attr)))
 
 
 def props_to_settings(group, spec, kind: str | Kind) -> None:

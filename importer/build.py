@@ -190,6 +190,7 @@ class Builder:
         self.class_index: dict[str, int] = {}  # class -> its item in the model's defaults
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
         self.order = 0
+        self.object_names = set(bpy.data.objects.keys())  # `in bpy.data.objects` is a linear search
         self.mixed_units = False
         self.primitives = geometry.PrimitiveCache()
         self.looks = materials.Looks(model)
@@ -238,8 +239,8 @@ class Builder:
         """The classes, each kind of each class first copied wholesale from its parent
         (a raw ID-property copy), then only what the class changes written on top."""
         classes = self.root.mujoco.model.defaults
-        builtin = mujoco.MjSpec().default  # what "main" changes is relative to MuJoCo's own
-        builtin_templates = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
+        # what "main" changes is relative to MuJoCo's own defaults: (properties, values) of each kind
+        builtins = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
         for name, parent in defaults.class_tree(self.spec, self.source):
             default = self.spec.find_default(name)
             if default is None:
@@ -252,11 +253,11 @@ class Builder:
             for kind in DEFAULT_KINDS:
                 element, group = getattr(default, kind), getattr(item, kind)
                 base = self.class_values[(parent, kind)] if source is not None \
-                    else spec_io.values_of(getattr(builtin, kind), kind)
+                    else builtins[kind][1]
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
                 if source is None:
-                    item[kind].update(builtin_templates[kind])
+                    item[kind].update(builtins[kind][0])
                 else:  # the parent's group, copied in C; its pose and own are its own
                     item[kind].update(classes[source][kind])
                     item[kind].pop(spec_io.POSE, None)
@@ -399,8 +400,9 @@ class Builder:
                                                "".join(seq[i] for i in range(len(seq))))
 
     def _new_object(self, mjcf_name, data, kind, parent_label, collection):
-        name = names.object_name(bpy.data.objects, mjcf_name, kind, parent_label)
+        name = names.object_name(self.object_names, mjcf_name, kind, parent_label)
         obj = bpy.data.objects.new(name, data)
+        self.object_names.add(obj.name)
         collection.objects.link(obj)
         obj[ORDER] = self.order  # creation order; elements with a MuJoCo id use that instead
         self.order += 1
@@ -639,19 +641,21 @@ def set_material(obj, material) -> None:
     slot.material = material
 
 
-_BUILTIN: dict[str, dict] = {}
+_BUILTIN: dict[str, tuple[dict, dict]] = {}
 
 
-def builtin_template(kind: str, classes) -> dict:
-    """The properties of a `kind` with MuJoCo's built-in defaults, made once in a
-    scratch item of a default-class collection (the only holder of every kind)."""
+def builtin_template(kind: str, classes) -> tuple[dict, dict]:
+    """(properties, `values_of`) of a `kind` with MuJoCo's built-in defaults, made once
+    in a scratch item of a default-class collection (the only holder of every kind)."""
     if kind not in _BUILTIN:
+        spec = mujoco.MjSpec()
+        element = getattr(spec.default, kind)
         index = len(classes)
         classes.add()
         try:
             group = getattr(classes[index], kind)
-            spec_io.element_to_props(getattr(mujoco.MjSpec().default, kind), group, kind)
-            _BUILTIN[kind] = _template(classes[index][kind])
+            spec_io.element_to_props(element, group, kind)
+            _BUILTIN[kind] = _template(classes[index][kind]), spec_io.values_of(element, kind)
         finally:
             classes.remove(index)
     return _BUILTIN[kind]
