@@ -245,22 +245,22 @@ class Builder:
             default = self.spec.find_default(name)
             if default is None:
                 continue
-            source = self.class_index.get(parent)  # the parent's item
+            parent_index = self.class_index.get(parent)  # the parent's item, if a class here
             index = len(classes)
             classes.add()
             item = classes[index]  # a collection item moves when the collection grows: index it
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
                 element, group = getattr(default, kind), getattr(item, kind)
-                base = self.class_values[(parent, kind)] if source is not None \
+                base = self.class_values[(parent, kind)] if parent_index is not None \
                     else builtins[kind][1]
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
-                if source is None:
+                if parent_index is None:
                     item[kind].update(builtins[kind][0])
-                else:  # the parent's group, copied in C; its pose and own are its own
-                    item[kind].update(classes[source][kind])
-                    item[kind].pop(spec_io.POSE, None)
+                else:  # the parent's group, copied in C, less what is the parent's alone:
+                    item[kind].update(classes[parent_index][kind])  # its pose (dropped) and
+                    item[kind].pop(spec_io.POSE, None)  # its own (replaced just below)
                 values.set_own(group, own)
                 if own:  # most classes leave most kinds alone
                     spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
