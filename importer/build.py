@@ -241,7 +241,7 @@ class Builder:
         classes = self.root.mujoco.model.defaults
         # what "main" changes is relative to MuJoCo's own defaults: (properties, values) of each kind
         builtins = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
-        for name, parent in defaults.class_tree(self.spec, self.source):
+        for name, parent in defaults.class_tree(self.spec, self.source, self.filepath):
             default = self.spec.find_default(name)
             if default is None:
                 continue

@@ -191,12 +191,19 @@ def test_default_classes_and_own_attributes(clean_scene, tmp_path):
 
 
 @pytest.mark.parametrize("model", corpus_params())
-def test_class_tree_skips_the_writer_only_where_it_finds_no_class(model):
+def test_class_tree_without_the_writers_full_cost_is_the_same(model):
+    """Skipping the writer where the text has no class, and writing the file read again
+    with trivial assets, give the classes MuJoCo's writer gives for the model itself."""
     path = os.path.join(CORPUS, model)
     spec = mujoco.MjSpec.from_file(path)
+    spec.compile()
     with open(path, "rb") as fh:
         source = fh.read()
-    assert defaults.class_tree(spec, source) == defaults.class_tree(spec)
+    full = defaults.class_tree(spec)
+    assert defaults.class_tree(spec, source) == full
+    assert defaults.class_tree(spec, None, path) == full
+    if len(spec.meshes) or len(spec.textures) or len(spec.hfields):
+        assert defaults._without_assets(path).to_xml()  # not the fallback
 
 
 def test_one_default_element_is_the_main_class_only():
