@@ -11,6 +11,7 @@ an untouched element round-trips bit for bit (ARCHITECTURE.md, Precision).
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -82,6 +83,51 @@ def from_mujoco(attr: Attr, raw):
     if t == "keyvalues":
         return dict(raw)
     raise TypeError(f"{attr.name}: unknown type {t}")
+
+
+def _reader(attr: Attr) -> Callable[[Any], Any]:
+    """element -> `from_mujoco(attr, get_attr(element, attr))`, with the type
+    tests done once: the common types convert directly."""
+    *parents, leaf = attr.name.split(".")
+    get = operator.attrgetter(".".join(["global_" if p == "global" else p for p in parents] + [leaf]))
+    t = attr.type
+
+    def generic(element):
+        return from_mujoco(attr, get(element))
+
+    if t in NUMERIC or t == "int":
+        cast = int if t == "int" else float
+        if not attr.is_vector:
+            def scalar(element):
+                raw = get(element)
+                return cast(raw) if raw is not None else from_mujoco(attr, raw)
+            return scalar
+        dtype_kind = "i" if cast is int else "f"
+
+        def vector(element):
+            raw = get(element)
+            if isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.dtype.kind == dtype_kind:
+                return tuple(raw.tolist())  # tolist gives python ints / floats
+            return from_mujoco(attr, raw)
+        return vector
+    if t == "bool":
+        return lambda element: bool(get(element))
+    if t in ("enum", "flags"):
+        return lambda element: int(get(element))
+    return generic
+
+
+_READERS: dict[str, tuple] = {}
+
+
+def readers(kind: str | Kind) -> tuple[tuple[Attr, Callable[[Any], Any]], ...]:
+    """((attr, read), ...) for every attribute of a kind (see `_reader`), made once
+    per kind from the schema: an import reads tens of thousands of attributes."""
+    k = _kind(kind)
+    found = _READERS.get(k.name)
+    if found is None:
+        found = _READERS[k.name] = tuple((attr, _reader(attr)) for attr in k.attrs)
+    return found
 
 
 def _items(vector) -> list:
@@ -202,28 +248,29 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
     `group`; its pose, always, into `_pose`."""
     k = _kind(kind)
     pose = {}
-    for attr in k.attrs:
+    for attr, read in readers(k):
         if attr.spatial:
-            value = from_mujoco(attr, get_attr(element, attr))
+            value = read(element)
             pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
         elif only is None or attr.name in only:
-            write_value(group, attr, from_mujoco(attr, get_attr(element, attr)), find, element, k)
+            write_value(group, attr, read(element), find, element, k)
     if pose:
         group[POSE] = pose
 
 
 def values_of(element, kind: str | Kind) -> dict:
     """{attribute name: value} of every editable attribute of an element."""
-    return {attr.name: from_mujoco(attr, get_attr(element, attr)) for attr in _kind(kind).editable}
+    return {attr.name: read(element) for attr, read in readers(kind) if not attr.spatial}
 
 
 def differing(element, other, kind: str | Kind) -> list[str]:
     """Names of the editable attributes whose values differ between two elements
     of one kind (an element and its default class, a class and its parent).
-    `other` may be an element or its `values_of`."""
+    Either may be given as its `values_of` instead."""
+    mine = element if isinstance(element, dict) else values_of(element, kind)
     theirs = other if isinstance(other, dict) else values_of(other, kind)
     return [attr.name for attr in _kind(kind).editable
-            if not same_value(from_mujoco(attr, get_attr(element, attr)), theirs[attr.name])]
+            if not same_value(mine[attr.name], theirs[attr.name])]
 
 
 def same_value(a, b) -> bool:
@@ -356,9 +403,8 @@ def spec_settings(spec, kind: str | Kind, attr: Attr | None = None):
 
 def settings_to_props(spec, group, kind: str | Kind) -> None:
     k = _kind(kind)
-    for attr in k.attrs:
-        owner = spec_settings(spec, k, attr)
-        write_value(group, attr, from_mujoco(attr, get_attr(owner, attr)))
+    for attr, read in readers(k):
+        write_value(group, attr, read(spec_settings(spec, k, attr)))
 
 
 def props_to_settings(group, spec, kind: str | Kind) -> None:

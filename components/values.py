@@ -57,7 +57,12 @@ def _store(group, key: str) -> Any:
 
 
 def write_float(group, attr: Attr, value) -> None:
-    values = [float(v) for v in np.ravel(value)]
+    if isinstance(value, float):
+        values = [float(value)]
+    elif isinstance(value, tuple):  # what spec_io reads: flat
+        values = [float(v) for v in value]
+    else:
+        values = [float(v) for v in np.ravel(value)]
     setattr(group, attr.prop, values if attr.is_vector else values[0])
     seen = getattr(group, attr.prop)
     _store(group, EXACT)[attr.prop] = values

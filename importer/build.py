@@ -111,9 +111,9 @@ def mujoco_warnings(sink: list[str]):
 
 
 def load(filepath: str, warnings: list[str]):
-    """Parse and compile with MuJoCo: (spec, model, data at qpos0)."""
+    """Parse and compile with MuJoCo: (spec, model, data at qpos0, the file's bytes)."""
     label = os.path.basename(filepath)
-    check_readable(filepath)
+    source = check_readable(filepath)
     with mujoco_warnings(warnings):
         try:
             spec = mujoco.MjSpec.from_file(filepath)
@@ -125,11 +125,12 @@ def load(filepath: str, warnings: list[str]):
             raise ImportFailed(f"{label}: MuJoCo cannot compile it: {_clean(error)}") from None
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)  # poses of sites, flex vertices and skins at qpos0
-    return spec, model, data
+    return spec, model, data, source
 
 
-def check_readable(filepath: str) -> None:
-    """What MuJoCo's parser would report less clearly: no file, empty, not text."""
+def check_readable(filepath: str) -> bytes:
+    """The file's bytes; raises what MuJoCo's parser would report less clearly:
+    no file, empty, not text."""
     label = os.path.basename(filepath)
     if os.path.isdir(filepath):
         raise ImportFailed(f"{filepath}: is a folder, not an MJCF or URDF file")
@@ -147,6 +148,7 @@ def check_readable(filepath: str) -> None:
     except UnicodeDecodeError as error:
         raise ImportFailed(f"{label}: not UTF-8 text (byte {error.start}); MJCF and URDF "
                            "files must be UTF-8") from None
+    return raw
 
 
 def _clean(error: Exception) -> str:
@@ -158,10 +160,11 @@ def import_file(filepath: str, scene: bpy.types.Scene,
     """Import an MJCF or URDF file into `scene`; raises ImportFailed, leaving nothing behind."""
     filepath = os.path.abspath(filepath)
     warnings: list[str] = []
-    spec, model, data = load(filepath, warnings)
+    spec, model, data, source = load(filepath, warnings)
     with transaction(), changes.quiet():  # the import sets `own` itself
         try:
-            result = Builder(spec, model, data, filepath, scene, progress or (lambda f: None)).build()
+            result = Builder(spec, model, data, source, filepath, scene,
+                             progress or (lambda f: None)).build()
         except ImportFailed:
             raise
         except Exception as error:  # a bug or an unsupported construct: still a clean failure
@@ -174,8 +177,8 @@ def import_file(filepath: str, scene: bpy.types.Scene,
 class Builder:
     """One import: the spec walked into Blender objects."""
 
-    def __init__(self, spec, model, data, filepath, scene, progress):
-        self.spec, self.model, self.data = spec, model, data
+    def __init__(self, spec, model, data, source, filepath, scene, progress):
+        self.spec, self.model, self.data, self.source = spec, model, data, source
         self.filepath, self.scene, self.progress = filepath, scene, progress
         self.counts: Counter = Counter()
         self.ids: dict[tuple[str, str], bpy.types.ID] = {}  # (kind, MJCF name) -> datablock
@@ -184,9 +187,10 @@ class Builder:
         self.copies: list[tuple] = []
         self.child_collections: dict[str, bpy.types.Collection] = {}
         self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
-        self.templates: dict[tuple[str, str], dict] = {}  # (class, kind) -> raw properties
+        self.class_index: dict[str, int] = {}  # class -> its item in the model's defaults
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
         self.order = 0
+        self.object_names = set(bpy.data.objects.keys())  # `in bpy.data.objects` is a linear search
         self.mixed_units = False
         self.primitives = geometry.PrimitiveCache()
         self.looks = materials.Looks(model)
@@ -235,31 +239,32 @@ class Builder:
         """The classes, each kind of each class first copied wholesale from its parent
         (a raw ID-property copy), then only what the class changes written on top."""
         classes = self.root.mujoco.model.defaults
-        builtin = mujoco.MjSpec().default  # what "main" changes is relative to MuJoCo's own
-        found = {}
-        for name, parent in defaults.class_tree(self.spec):
+        # what "main" changes is relative to MuJoCo's own defaults: (properties, values) of each kind
+        builtins = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
+        for name, parent in defaults.class_tree(self.spec, self.source, self.filepath):
             default = self.spec.find_default(name)
             if default is None:
                 continue
+            parent_index = self.class_index.get(parent)  # the parent's item, if a class here
+            index = len(classes)
             classes.add()
-            item = classes[-1]  # a collection item moves when the collection grows: index it
+            item = classes[index]  # a collection item moves when the collection grows: index it
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
                 element, group = getattr(default, kind), getattr(item, kind)
-                base = self.class_values[(parent, kind)] if parent in found \
-                    else spec_io.values_of(getattr(builtin, kind), kind)
-                own = spec_io.differing(element, base, kind)
-                self.class_values[(name, kind)] = spec_io.values_of(element, kind)
-                start = self.templates[(parent, kind)] if parent in found \
-                    else builtin_template(kind, classes)
-                item[kind].update(start)
+                base = self.class_values[(parent, kind)] if parent_index is not None \
+                    else builtins[kind][1]
+                mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
+                own = spec_io.differing(mine, base, kind)
+                if parent_index is None:
+                    item[kind].update(builtins[kind][0])
+                else:  # the parent's group, copied in C, less what is the parent's alone:
+                    item[kind].update(classes[parent_index][kind])  # its pose (dropped) and
+                    item[kind].pop(spec_io.POSE, None)  # its own (replaced just below)
                 values.set_own(group, own)
-                if not own:  # most classes leave most kinds alone: the parent's copy will do
-                    self.templates[(name, kind)] = start
-                    continue
-                spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
-                self.templates[(name, kind)] = _template(item[kind])
-            found[name] = default
+                if own:  # most classes leave most kinds alone
+                    spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+            self.class_index[name] = index
 
     def _assets(self):
         for element in self.spec.meshes:
@@ -392,12 +397,14 @@ class Builder:
             return pos, frames.light_rotation(element.dir)
         # An included file may set its own <compiler angle=...>: each element knows its compiler.
         compiler = getattr(element, "compiler", None) or self.spec.compiler
+        seq = compiler.eulerseq  # an MjCharVec: indexed, since iterating one costs ~90 us
         return pos, frames.resolve_orientation(element.quat, element.alt, bool(compiler.degree),
-                                               "".join(compiler.eulerseq))
+                                               "".join(seq[i] for i in range(len(seq))))
 
     def _new_object(self, mjcf_name, data, kind, parent_label, collection):
-        name = names.object_name(bpy.data.objects, mjcf_name, kind, parent_label)
+        name = names.object_name(self.object_names, mjcf_name, kind, parent_label)
         obj = bpy.data.objects.new(name, data)
+        self.object_names.add(obj.name)
         collection.objects.link(obj)
         obj[ORDER] = self.order  # creation order; elements with a MuJoCo id use that instead
         self.order += 1
@@ -599,19 +606,21 @@ class Builder:
         An element with a class starts as a copy of its class (one raw ID-property
         copy) and gets only the attributes it sets itself written on top: the same
         values, a fraction of the work, and `own` says which ones are its own."""
+        classes = self.root.mujoco.model.defaults
         for element, block, kind, index in self.copies:
             if kind == "wrap":
                 group = block.mujoco.tendon.path[index]
                 spec_io.element_to_props(element, group, kind, find=self._find)
                 continue
             cls = getattr(element, "classname", None)
-            template = self.templates.get((cls.name, kind)) if cls is not None else None
-            if template is None:
+            if cls is None or (cls.name, kind) not in self.class_values:
                 spec_io.element_to_props(element, getattr(block.mujoco, kind), kind, find=self._find)
                 continue
             own = spec_io.differing(element, self.class_values[(cls.name, kind)], kind)
             group = getattr(block.mujoco, kind)  # makes the raw group the copy goes into
-            block.mujoco[kind].update(template)
+            # the class's own and pose are replaced below (every element of a kind has a pose
+            # when its class has one)
+            block.mujoco[kind].update(classes[self.class_index[cls.name]][kind])
             spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
             values.set_own(group, own)
 
@@ -634,19 +643,21 @@ def set_material(obj, material) -> None:
     slot.material = material
 
 
-_BUILTIN: dict[str, dict] = {}
+_BUILTIN: dict[str, tuple[dict, dict]] = {}
 
 
-def builtin_template(kind: str, classes) -> dict:
-    """The properties of a `kind` with MuJoCo's built-in defaults, made once in a
-    scratch item of a default-class collection (the only holder of every kind)."""
+def builtin_template(kind: str, classes) -> tuple[dict, dict]:
+    """(properties, `values_of`) of a `kind` with MuJoCo's built-in defaults, made once
+    in a scratch item of a default-class collection (the only holder of every kind)."""
     if kind not in _BUILTIN:
+        spec = mujoco.MjSpec()
+        element = getattr(spec.default, kind)
         index = len(classes)
         classes.add()
         try:
             group = getattr(classes[index], kind)
-            spec_io.element_to_props(getattr(mujoco.MjSpec().default, kind), group, kind)
-            _BUILTIN[kind] = _template(classes[index][kind])
+            spec_io.element_to_props(element, group, kind)
+            _BUILTIN[kind] = _template(classes[index][kind]), spec_io.values_of(element, kind)
         finally:
             classes.remove(index)
     return _BUILTIN[kind]

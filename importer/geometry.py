@@ -162,44 +162,42 @@ def _lathe(profile, segments):
     multiple of 4 so that the +-X and +-Y extremes are vertices (exact bounds).
     Returns (verts, flat corners, loop_start), faces facing outward.
     """
+    profile = np.asarray(profile, dtype=float)
+    radius, z = profile[:, 0], profile[:, 1]
+    pole = radius == 0
     phi = 2 * np.pi * np.arange(segments) / segments
-    cos, sin = np.cos(phi), np.sin(phi)
-    verts, rows = [], []  # rows[k]: vertex indices of profile point k (1 for a pole)
-    for radius, z in profile:
-        start = sum(len(v) for v in verts)
-        if radius == 0:
-            verts.append(np.array([[0.0, 0.0, z]]))
-            rows.append(np.array([start]))
-        else:
-            verts.append(np.column_stack([radius * cos, radius * sin, np.full(segments, z)]))
-            rows.append(start + np.arange(segments))
-    polys = []
-    for upper, lower in zip(rows[:-1], rows[1:], strict=True):
-        # corners upper[i] -> lower[i] -> lower[i+1] -> upper[i+1] run counter-clockwise seen from outside
-        i = np.arange(segments)
-        j = (i + 1) % segments
-        if len(upper) == 1:
-            polys.append(np.column_stack([np.full(segments, upper[0]), lower[i], lower[j]]))
-        elif len(lower) == 1:
-            polys.append(np.column_stack([upper[i], np.full(segments, lower[0]), upper[j]]))
-        else:
-            polys.append(np.column_stack([upper[i], lower[i], lower[j], upper[j]]))
-    corners = np.concatenate([p.ravel() for p in polys])
-    sizes = np.concatenate([np.full(len(p), p.shape[1]) for p in polys])
+    rings = np.empty((len(profile), segments, 3))
+    rings[..., 0] = radius[:, None] * np.cos(phi)
+    rings[..., 1] = radius[:, None] * np.sin(phi)
+    rings[..., 2] = z[:, None]
+    kept = np.ones((len(profile), segments), dtype=bool)
+    kept[pole, 1:] = False  # a pole is its ring's first vertex, (0, 0, z)
+    index = np.cumsum(kept, axis=None).reshape(kept.shape) - 1
+    index[pole] = index[pole, :1]  # every corner at a pole is the pole vertex
+    # corners upper[i] -> lower[i] -> lower[i+1] -> upper[i+1] run counter-clockwise seen from
+    # outside; next to a pole the quad is a triangle, without its second corner at the pole
+    i = np.arange(segments)
+    j = (i + 1) % segments
+    quads = np.stack([index[:-1][:, i], index[1:][:, i], index[1:][:, j], index[:-1][:, j]], axis=-1)
+    used = np.ones(quads.shape, dtype=bool)
+    used[pole[:-1], :, 3] = False
+    used[pole[1:], :, 2] = False
+    sizes = used.sum(axis=-1).ravel()
     loop_start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return np.concatenate(verts), corners, loop_start
+    return rings[kept], quads[used], loop_start
 
 
 def _sphere_profile(radius, rings, z_offset=0.0, part="all"):
     """(radius, z) profile of a sphere from the north pole down; part 'top'/'bottom' = hemisphere."""
     theta = np.pi * np.arange(rings + 1) / rings
-    if part == "top":
-        theta = theta[: rings // 2 + 1]
-    elif part == "bottom":
-        theta = theta[rings // 2:]
     r = radius * np.sin(theta)
-    r[np.isclose(theta, 0) | np.isclose(theta, np.pi)] = 0.0  # exact poles
-    return np.column_stack([r, z_offset + radius * np.cos(theta)])
+    r[[0, -1]] = 0.0  # exact poles
+    profile = np.column_stack([r, z_offset + radius * np.cos(theta)])
+    if part == "top":
+        return profile[: rings // 2 + 1]
+    if part == "bottom":
+        return profile[rings // 2:]
+    return profile
 
 
 def _box(hx, hy, hz):

@@ -190,13 +190,14 @@ def texture_pixels(model: mujoco.MjModel, tex_id: int) -> tuple[np.ndarray, int]
 def blender_bytes(pixels: np.ndarray) -> np.ndarray:
     """uint8 RGBA (height, width, 4), bottom row first: the bytes of the Blender image."""
     h, w, c = pixels.shape
+    pixels = pixels[::-1]  # a view: the rows are reversed as they are copied, not after
     out = np.empty((h, w, 4), dtype=np.uint8)
     out[..., :3] = pixels[..., :3] if c >= 3 else pixels[..., :1]   # 1-2 channels: grey
     if c in (2, 4):
         out[..., 3] = pixels[..., c - 1]
     else:
         out[..., 3] = 255
-    return out[::-1]
+    return out
 
 
 def blender_pixels(pixels: np.ndarray) -> np.ndarray:
@@ -257,14 +258,20 @@ def _colorspace_name(colorspace: int) -> str:
 # ----------------------------------------------------------------------------- node helpers
 
 class _Nodes:
-    """Adds nodes and links to one node tree, laid out in columns."""
+    """Adds nodes and links to one node tree, laid out in columns.
+
+    Every change to a node tree (a node, a link, a socket value, a location)
+    updates the whole tree, so building one costs its size squared; the
+    locations are therefore set all at once by `place()`, when the tree is built.
+    """
 
     def __init__(self, tree):
         self.tree = tree
+        self.places = []  # (node, x, y) for place()
 
     def add(self, bl_idname, x=0, y=0, name=None, label=None, **props):
         node = self.tree.nodes.new(bl_idname)
-        node.location = (x, y)
+        self.places.append((node, x, y))
         if name:
             node.name = name
         if label:
@@ -283,25 +290,37 @@ class _Nodes:
         else:
             self.link(value, socket)
 
+    def place(self):
+        """Give the added nodes their locations, in one call (without the updates)."""
+        nodes = self.tree.nodes
+        index = {node.as_pointer(): i for i, node in enumerate(nodes)}
+        flat = np.empty(2 * len(index), dtype=np.float32)
+        nodes.foreach_get("location", flat)
+        for node, x, y in self.places:
+            i = index[node.as_pointer()]
+            flat[2 * i:2 * i + 2] = x, y
+        nodes.foreach_set("location", flat)
+        self.places.clear()
 
-class _Math(_Nodes):
+
+class _Math:
     """Math nodes from Python calls on sockets and numbers, stacked in one column."""
 
-    def __init__(self, tree, x):
-        super().__init__(tree)
-        self.x, self.y = x, 0
+    def __init__(self, nodes: _Nodes, x):
+        self.n, self.x, self.y = nodes, x, 0
+
+    def _node(self, bl_idname, **props):
+        node = self.n.add(bl_idname, self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
+                          hide=True, **props)
+        self.y += 1
+        return node
 
     def op(self, operation, a, b=None):
-        node = self.add("ShaderNodeMath", self.x + 180 * (self.y // 40), -(self.y % 40) * 40,
-                        operation=operation, hide=True)
-        self.y += 1
-        self.feed(node.inputs[0], a)
+        node = self._node("ShaderNodeMath", operation=operation)
+        self.n.feed(node.inputs[0], a)
         if b is not None:
-            self.feed(node.inputs[1], b)
+            self.n.feed(node.inputs[1], b)
         return node.outputs[0]
-
-    def add_(self, a, b):
-        return self.op("ADD", a, b)
 
     def mul(self, a, b):
         return self.op("MULTIPLY", a, b)
@@ -313,13 +332,21 @@ class _Math(_Nodes):
         """1 if a >= b else 0."""
         return self.sub(1.0, self.op("LESS_THAN", a, b))
 
+    def vector(self, x, y, z):
+        """A vector of three sockets or numbers."""
+        node = self._node("ShaderNodeCombineXYZ")
+        for socket, value in zip(node.inputs, (x, y, z), strict=True):
+            self.n.feed(socket, value)
+        return node.outputs[0]
+
     def pick(self, weights, values):
-        """sum(w * v) for 0/1 weights: a branch-free select."""
-        total = None
-        for w, v in zip(weights, values, strict=True):
-            term = self.mul(w, v)
-            total = term if total is None else self.add_(total, term)
-        return total
+        """A branch-free select: the one of three `values` whose weight is 1, for
+        `weights` a vector of one 1 and two 0s. Their dot product, which is exact:
+        the other two products are 0."""
+        node = self._node("ShaderNodeVectorMath", operation="DOT_PRODUCT")
+        self.n.link(weights, node.inputs[0])
+        self.n.link(self.vector(*values), node.inputs[1])
+        return node.outputs["Value"]
 
 
 def _new_group_socket(group, name, in_out, socket_type, default=None):
@@ -358,7 +385,7 @@ def _build_cube_group() -> bpy.types.NodeTree:
     x, y, z = sep.outputs
     step, height, inset = gin.outputs["Face Step"], gin.outputs["Face Height"], gin.outputs["Inset"]
 
-    m = _Math(group, -200)
+    m = _Math(n, -200)
     ax, ay, az = m.op("ABSOLUTE", x), m.op("ABSOLUTE", y), m.op("ABSOLUTE", z)
     # major axis, ties resolved towards X then Y
     is_x = m.mul(m.ge(ax, ay), m.ge(ax, az))
@@ -370,12 +397,13 @@ def _build_cube_group() -> bpy.types.NodeTree:
     for sign in (sign_x, sign_y, sign_z):  # MULTIPLY_ADD's third input: p * 2 - 1
         sign.node.inputs[2].default_value = -1.0
     # face index in MuJoCo's order +X -X +Y -Y +Z -Z (= GL_TEXTURE_CUBE_MAP_POSITIVE_X + i)
-    face = m.pick((is_x, is_y, is_z), (m.sub(1.0, pos_x), m.sub(3.0, pos_y), m.sub(5.0, pos_z)))
-    major = m.pick((is_x, is_y, is_z), (ax, ay, az))
+    axis = m.vector(is_x, is_y, is_z)
+    face = m.pick(axis, (m.sub(1.0, pos_x), m.sub(3.0, pos_y), m.sub(5.0, pos_z)))
+    major = m.pick(axis, (ax, ay, az))
     # OpenGL's table: +X (-z, -y) -X (z, -y) +Y (x, z) -Y (x, -z) +Z (x, -y) -Z (-x, -y)
     minus_y = m.mul(y, -1.0)
-    sc = m.pick((is_x, is_y, is_z), (m.mul(m.mul(sign_x, z), -1.0), x, m.mul(sign_z, x)))
-    tc = m.pick((is_x, is_y, is_z), (minus_y, m.mul(sign_y, z), minus_y))
+    sc = m.pick(axis, (m.mul(m.mul(sign_x, z), -1.0), x, m.mul(sign_z, x)))
+    tc = m.pick(axis, (minus_y, m.mul(sign_y, z), minus_y))
 
     def unit(c):  # (c / major + 1) / 2, kept half a texel inside the face
         value = m.op("MULTIPLY_ADD", m.op("DIVIDE", c, major), 0.5)
@@ -389,6 +417,7 @@ def _build_cube_group() -> bpy.types.NodeTree:
     n.link(s, comb.inputs[0])
     n.link(v, comb.inputs[1])
     n.link(comb.outputs[0], gout.inputs[0])
+    n.place()
     return group
 
 
@@ -663,6 +692,7 @@ class Looks:
             self._wire_color(n, bsdf, sample(color_tex, 300, "MuJoCo texture"), material,
                              has_alpha=int(self.model.tex_nchannel[color_tex]) in (2, 4))
         self._wire_layers(n, bsdf, material, mat_id, layers, sample)
+        n.place()
 
     @staticmethod
     def _wire_color(n, bsdf, image_node, material, has_alpha: bool):
@@ -688,7 +718,7 @@ class Looks:
 
         def scaled(output, factor, target):
             if factor >= 0:  # documented: the coefficient multiplies the texture
-                output = _Math(n.tree, 0).mul(output, float(factor))
+                output = _Math(n, 0).mul(output, float(factor))
             n.link(output, target)
 
         rough, metal, orm = (layers[roles.mjTEXROLE_ROUGHNESS], layers[roles.mjTEXROLE_METALLIC],
@@ -779,7 +809,7 @@ class Looks:
                                 label=f"face along {axis}")
             n.link(gen.outputs[a], pairs[axis].inputs[0])
             n.link(gen.outputs[b], pairs[axis].inputs[1])
-        m = _Math(n.tree, -1900)
+        m = _Math(n, -1900)
         m.y = 30  # below the pairs
         ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
         along_x = m.ge(ax, ay)
@@ -857,6 +887,7 @@ class Looks:
         n.link(image.outputs["Color"], background.inputs["Color"])
         out = n.add("ShaderNodeOutputWorld", 300, 0)
         n.link(background.outputs[0], out.inputs["Surface"])
+        n.place()
         cycles = getattr(world, "cycles", None)
         if cycles is not None:  # "Automatic" sizes the light map from the image: 2.5 s more per render
             cycles.sampling_method = "MANUAL"

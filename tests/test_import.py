@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from helpers import CORPUS, corpus_params, needs_corpus
 
-from mjblend.importer import build
+from mjblend.importer import build, defaults
 
 # models.tsv column -> MJBlend kind (objects or datablocks of that kind)
 COUNT_COLUMNS = {"njnt": "joint", "ngeom": "geom", "nmesh": "mesh", "nactuator": "actuator",
@@ -188,6 +188,31 @@ def test_default_classes_and_own_attributes(clean_scene, tmp_path):
     from mjblend.components import values
     assert "size" not in values.own(thin_geom.mujoco.geom)  # comes from the class
     assert "type" in values.own(thin_geom.mujoco.geom)       # set on the element
+
+
+@pytest.mark.parametrize("model", corpus_params())
+def test_class_tree_without_the_writers_full_cost_is_the_same(model):
+    """Skipping the writer where the text has no class, and writing the file read again
+    with trivial assets, give the classes MuJoCo's writer gives for the model itself."""
+    path = os.path.join(CORPUS, model)
+    spec = mujoco.MjSpec.from_file(path)
+    spec.compile()
+    with open(path, "rb") as fh:
+        source = fh.read()
+    full = defaults.class_tree(spec)
+    assert defaults.class_tree(spec, source) == full
+    assert defaults.class_tree(spec, None, path) == full
+    if len(spec.meshes) or len(spec.textures) or len(spec.hfields):
+        assert defaults._without_assets(path).to_xml()  # not the fallback
+
+
+def test_one_default_element_is_the_main_class_only():
+    source = b'<mujoco><default><geom size=".2"/></default><worldbody><geom/></worldbody></mujoco>'
+    spec = mujoco.MjSpec.from_string(source.decode())
+    assert not defaults.may_define_classes(source)
+    assert defaults.class_tree(spec, source) == defaults.class_tree(spec) == [("main", "")]
+    assert defaults.may_define_classes(b'<mujoco><include file="x.xml"/></mujoco>')
+    assert defaults.may_define_classes(b'<default><default class="a"/></default>')
 
 
 def test_groups_3_to_5_are_hidden_and_collision_geoms_told_apart(clean_scene, tmp_path):
