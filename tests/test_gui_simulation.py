@@ -14,6 +14,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(os.path.dirname(HERE), "docs", "images")
 
 
+def keep_for_docs(picture, name):
+    """With MJBLEND_UPDATE_DOCS=1 the screenshot replaces the user guide's picture."""
+    if os.environ.get("MJBLEND_UPDATE_DOCS") == "1":
+        with open(picture, "rb") as src, open(os.path.join(DOCS, name), "wb") as dst:
+            dst.write(src.read())
+
+
 @pytest.mark.gui
 def test_play_runs_on_the_window_timer(tmp_path):
     result_file, picture = tmp_path / "result.json", tmp_path / "simulation.png"
@@ -37,14 +44,12 @@ def test_play_runs_on_the_window_timer(tmp_path):
     assert leftover_processes(tmp_path) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 
-    import bpy  # a real screenshot, not a blank frame; kept for the user guide
+    import bpy  # a real screenshot, not a blank frame (MJBLEND_UPDATE_DOCS=1 keeps it for docs/)
     image = bpy.data.images.load(str(picture))
     pixels = np.array(image.pixels[:]).reshape(-1, image.channels)[:, :3]
     assert image.size[0] > 500 and pixels.std() > 0.05
     bpy.data.images.remove(image)
-    os.makedirs(DOCS, exist_ok=True)
-    with open(picture, "rb") as src, open(os.path.join(DOCS, "simulation-sidebar.png"), "wb") as dst:
-        dst.write(src.read())
+    keep_for_docs(picture, "simulation-sidebar.png")
 
 
 @pytest.mark.gui
@@ -76,13 +81,12 @@ def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
     assert leftover_processes(tmp_path) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 
-    import bpy  # the screenshot shows the drag; kept for the user guide
+    import bpy  # the screenshot shows the drag (MJBLEND_UPDATE_DOCS=1 keeps it for docs/)
     image = bpy.data.images.load(str(picture))
     pixels = np.array(image.pixels[:]).reshape(-1, image.channels)[:, :3]
     assert image.size[0] > 500 and pixels.std() > 0.05
     bpy.data.images.remove(image)
-    with open(picture, "rb") as src, open(os.path.join(DOCS, "perturb-drag.png"), "wb") as dst:
-        dst.write(src.read())
+    keep_for_docs(picture, "perturb-drag.png")
 
 
 @pytest.mark.gui
