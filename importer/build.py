@@ -52,7 +52,7 @@ MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_
                      int(mujoco.mjtGeom.mjGEOM_HFIELD))
 HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
 HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default
-DATA_COLLECTIONS = ("objects", "meshes", "materials", "images", "collections", "worlds",
+DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
 
 
