@@ -76,6 +76,27 @@ def drag(start, end, seconds, escape_after=None, button=1):
     return subprocess.Popen(["xdotool"] + command.split())
 
 
+def watch_drag(session, body_id, mouse, coordinate, extreme, screenshot=None):
+    """Follow a drag until the mouse script ends: (was `body_id` grabbed, the extreme
+    value of `coordinate()` while it was). Blender may handle the press late when busy.
+    `screenshot`: a file for a screenshot of the viewport half a second into the grab."""
+    grabbed, seen, since = False, None, None
+    while mouse.poll() is None:
+        if session.grab is not None and session.grab.body == body_id:
+            grabbed = True
+            since = since or time.perf_counter()
+            if screenshot and time.perf_counter() - since > 0.5:
+                window, area, _region = view3d()
+                with bpy.context.temp_override(window=window, area=area):
+                    bpy.ops.screen.screenshot_area(filepath=screenshot)
+                screenshot = None
+            if session.data.time > 0:
+                value = float(coordinate())
+                seen = value if seen is None else extreme(seen, value)
+        yield 0.1
+    return grabbed, seen
+
+
 def body(name):
     return next(o for o in bpy.context.scene.objects if o.mujoco.kind == "BODY" and o.mujoco.name == name)
 
@@ -93,6 +114,15 @@ def record_invokes():
         report["invokes"].append([coord, sorted(result), obj.name if obj else None])
         return result
     operators.MUJOCO_OT_perturb.invoke = invoke
+    report["ends"] = []
+    end = operators.MUJOCO_OT_perturb._end
+
+    def logged_end(self, context, result):
+        running = self._live
+        still_held = running.session is not None and running.session.grab is self.grab
+        report["ends"].append([sorted(result), still_held, round(time.perf_counter(), 2)])
+        return end(self, context, result)
+    operators.MUJOCO_OT_perturb._end = logged_end
 
 
 def steps():
@@ -127,14 +157,9 @@ def steps():
     report["box_start"] = list(start)
     report["box_pixel"] = screen_xy(start + [0, 0, 0.05])
     mouse = drag(screen_xy(start + [0, 0, 0.05]), screen_xy(start + [-0.8, 0, 0.05]), 2.0)
-    yield 1.0
-    report["grabbed_box"] = session.grab is not None and session.grab.body == box
-    if SCREENSHOT:
-        with bpy.context.temp_override(window=window, area=area):
-            bpy.ops.screen.screenshot_area(filepath=SCREENSHOT)
-    yield 1.0
-    report["box_during"] = list(session.data.xpos[box])
-    mouse.wait()
+    grabbed, farthest = yield from watch_drag(session, box, mouse, lambda: session.data.xpos[box][0], min,
+                                              screenshot=SCREENSHOT)
+    report["grabbed_box"], report["box_during"] = grabbed, farthest
     yield 0.3
     report["released_box"] = session.grab is None and not session.data.xfrc_applied.any()
     yield 1.5
@@ -146,10 +171,10 @@ def steps():
     bob_point = session.data.geom_xpos[session.model.geom("bob").id].copy()
     report["bob_start"] = list(bob_point)
     mouse = drag(screen_xy(bob_point), screen_xy(bob_point + [0.5, 0, 0.1]), 1.5)
-    yield 1.2
-    report["grabbed_pendulum"] = session.grab is not None and session.grab.body == bob
-    report["bob_during"] = list(session.data.geom_xpos[session.model.geom("bob").id])
-    mouse.wait()
+    bob_geom = session.model.geom("bob").id
+    grabbed, farthest = yield from watch_drag(session, bob, mouse,
+                                              lambda: session.data.geom_xpos[bob_geom][0], max)
+    report["grabbed_pendulum"], report["bob_during"] = grabbed, farthest
     yield 0.3
 
     # 3. Esc in the middle of a drag lets go (the button is still held for seconds after)

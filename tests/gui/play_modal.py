@@ -120,6 +120,16 @@ def steps():
     report["restored"] = authored == {o.name: scan.transform(o) for o in bpy.context.scene.objects}
     report["live_after_stop"] = live.get(bpy.context.scene) is not None
 
+    # Add > MuJoCo and its submenus, and the MuJoCo convert menu, open and draw
+    menus = importlib.import_module(ADDON + ".addon.add_menu")
+    for menu in menus.MENUS + (menus.CONVERT,):
+        record_draws(menu)
+        with bpy.context.temp_override(window=window, area=area, region=region):
+            bpy.ops.wm.call_menu(name=menu.bl_idname)
+        yield 0.3
+        subprocess.run(["xdotool", "key", "Escape"], check=True)
+        yield 0.2
+
 
 _steps = None
 
