@@ -97,7 +97,7 @@ def fill(group, element, kind: str, targets: dict | None = None) -> None:
 
 def unique_name(root, kind: str, base: str) -> str:
     """`base` + the first number no element of `kind` in the model is called."""
-    blocks = _members(root) + [a.block for a in root.mujoco.model.assets if a.block is not None]
+    blocks = members(root) + [a.block for a in root.mujoco.model.assets if a.block is not None]
     taken = {b.mujoco.name for b in blocks if b.mujoco.kind == kind.upper()}
     n = 1
     while f"{base}{n}" in taken:
@@ -113,7 +113,8 @@ def unique_class_name(root) -> str:
     return f"class{n}"
 
 
-def _members(root):
+def members(root):
+    """The model root and every object below it."""
     return [root] + list(root.children_recursive)
 
 
@@ -245,7 +246,7 @@ def _new_section_object(context, root, kind, element, name, targets):
     return obj
 
 
-def _selected(context, kinds):
+def selected(context, kinds):
     """Selected MuJoCo elements of `kinds`, the active one first."""
     objects = list(context.selected_objects)
     active = context.active_object
@@ -261,7 +262,7 @@ def add_actuator(context, preset: str):
     if preset not in ACTUATORS:
         raise AuthoringError(f"unknown actuator {preset!r}")
     root = model_root(context)
-    targets = _selected(context, ("JOINT", "TENDON", "SITE", "BODY"))
+    targets = selected(context, ("JOINT", "TENDON", "SITE", "BODY"))
     if not targets:
         raise AuthoringError("Select the joint (or tendon, site, body) the actuator drives")
     target = targets[0]
@@ -311,7 +312,7 @@ def add_sensor(context, sensor_type: str):
     needs = sensor_needs(sensor_type)
     targets = {}
     if needs:
-        chosen = _selected(context, needs)
+        chosen = selected(context, needs)
         if not chosen:
             raise AuthoringError(f"Select the {' or '.join(k.lower() for k in needs)} "
                                  f"the {sensor_type.lower()} sensor reads")
@@ -329,7 +330,7 @@ def add_equality(context, eq_type: str):
     selected bodies / joints / tendons (or one and the world)."""
     root = model_root(context)
     kind = {"CONNECT": "BODY", "WELD": "BODY", "JOINT": "JOINT", "TENDON": "TENDON"}[eq_type]
-    chosen = _selected(context, (kind,))
+    chosen = selected(context, (kind,))
     if not chosen:
         raise AuthoringError(f"Select one or two {kind.lower()}s for the {eq_type.lower()} equality")
     element = mujoco.MjSpec().add_equality()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..components import changes, spec_io, values
 from ..components.properties import PREFIX
 from ..components.schema import DEFAULT_KINDS
-from . import scan
+from . import authoring, scan
 
 
 
@@ -68,7 +68,7 @@ def rename_class(root, old: str, new: str) -> None:
     for other in classes_of(root):
         if other.parent == old:
             other.parent = new
-    for obj in _members(root):
+    for obj in authoring.members(root):
         if obj.mujoco.classname == old:
             obj.mujoco.classname = new
         if obj.mujoco.kind == "BODY" and obj.mujoco.body.childclass == old:
@@ -88,7 +88,7 @@ def remove_class(root, name: str) -> None:
     for other in classes_of(root):
         if other.parent == name:
             other.parent = parent
-    for obj in _members(root):
+    for obj in authoring.members(root):
         if obj.mujoco.classname == name:
             obj.mujoco.classname = parent  # its update shows the parent's values
         if obj.mujoco.kind == "BODY" and obj.mujoco.body.childclass == name:
@@ -97,10 +97,6 @@ def remove_class(root, name: str) -> None:
     defaults.remove(next(i for i, c in enumerate(defaults) if c.name == name))
     root.mujoco.model.active_default = min(root.mujoco.model.active_default, len(defaults) - 1)
     changes.touch(root)
-
-
-def _members(root):
-    return [root] + list(root.children_recursive)
 
 
 def _copy(source, target, attr) -> None:
@@ -153,7 +149,7 @@ def propagate(group, attr_name: str) -> None:
 
 def _propagate(root, class_name, kind, attr, source) -> None:
     with changes.quiet():
-        for obj in _members(root):
+        for obj in authoring.members(root):
             holder = obj.mujoco
             if holder.kind.lower() == kind and (holder.classname or "main") == class_name:
                 target = getattr(holder, kind)

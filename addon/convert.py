@@ -13,6 +13,7 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
+from ..importer import geometry
 from . import authoring, display, scan
 
 PRIMITIVES = ("SPHERE", "BOX", "CYLINDER", "CAPSULE", "ELLIPSOID")  # ties go to the first
@@ -58,8 +59,11 @@ def _ancestors(obj):
 
 
 def is_world_geom(obj) -> bool:
-    return obj.mujoco.kind == "GEOM" and getattr(authoring.body_of(obj.parent), "mujoco", None) is not None \
-        and authoring.body_of(obj.parent).mujoco.kind == "MODEL"
+    """A geom of the world body (its nearest body above is the model root)."""
+    if obj.mujoco.kind != "GEOM":
+        return False
+    body = authoring.body_of(obj.parent)
+    return body is not None and body.mujoco.kind == "MODEL"
 
 
 def make_free(context, geom):
@@ -86,14 +90,8 @@ def is_plain_mesh(obj) -> bool:
 
 def _scaled_vertices(obj) -> tuple[np.ndarray, np.ndarray]:
     """The mesh's vertices with the object's scale applied, and its triangles."""
-    mesh = obj.data
-    verts = np.empty(len(mesh.vertices) * 3)
-    mesh.vertices.foreach_get("co", verts)
-    verts = verts.reshape(-1, 3) * np.array(obj.scale)
-    mesh.calc_loop_triangles()
-    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
-    mesh.loop_triangles.foreach_get("vertices", tris)
-    return verts, tris.reshape(-1, 3)
+    verts, tris = geometry.triangles(obj.data)
+    return verts * np.array(obj.scale), tris
 
 
 def fit_primitive(verts, tris, geom_type: str, aabb: bool = True):

@@ -92,16 +92,39 @@ def _prefix(name, used):
     return prefix
 
 
-def check(spec, scene_objects) -> mujoco.MjModel:
-    """Compile, mapping MuJoCo's error back to the object it names."""
+KIND_WORDS = ("body", "joint", "geom", "site", "camera", "light", "frame", "mesh", "hfield", "skin",
+              "flex", "texture", "material", "pair", "exclude", "equality", "tendon", "actuator",
+              "sensor", "key", "numeric", "text", "tuple", "plugin")
+
+
+def check(spec, scene_objects=(), scanners=()) -> mujoco.MjModel:
+    """Compile, mapping MuJoCo's error back to the object it names (see culprits)."""
     try:
         return spec.compile()
     except Exception as error:
         message = " ".join(str(error).split())
-        named = re.search(r"Element name '([^']*)'", message)
-        culprits = [o for o in scene_objects if named and named.group(1)
-                    and o.mujoco.name == named.group(1)]
-        raise ExportFailed(f"MuJoCo cannot compile the scene: {message}", culprits) from None
+        elements = [(block, kind) for scanner in scanners for block, kind, _e in scanner.elements.values()]
+        elements = elements or [(o, o.mujoco.kind.lower()) for o in scene_objects]
+        raise ExportFailed(f"MuJoCo cannot compile the scene: {message}",
+                           culprits(message, elements)) from None
+
+
+def culprits(message: str, elements) -> list:
+    """The objects MuJoCo's error names, among `elements` [(datablock, kind)]: by
+    MJCF name and the kind the message speaks of, else by that kind and the id
+    (when `elements` come from the scan, they are in MuJoCo's id order per kind)."""
+    named = re.search(r"Element name '([^']*)', id (\d+)", message)
+    if named is None:
+        return []
+    name, index = named.group(1), int(named.group(2))
+    words = [w for w in re.findall(r"[a-z]+", message.split("Element name")[0]) if w in KIND_WORDS]
+    kind = words[-1] if words else None
+    candidates = [block for block, k in elements if kind is None or k == kind]
+    if name:
+        hits = [block for block in candidates if block.mujoco.name == name] \
+            or [block for block, _k in elements if block.mujoco.name == name]
+        return hits[:1]
+    return [candidates[index]] if kind is not None and index < len(candidates) else []
 
 
 def write_stl(path, vertices, triangles) -> None:

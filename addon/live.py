@@ -93,7 +93,7 @@ class Live:
             spec, updated, scanners, roots, warnings = self._build(edited or self.session is None)
             if updated == 0 and self.session is not None:
                 return False
-            model = export.check(spec, self.scene.objects)
+            model = export.check(spec, self.scene.objects, scanners)
         except (SimulationError, export.ExportFailed) as error:
             if self.session is None:
                 raise SimulationError(str(error), error.objects) from None
@@ -164,7 +164,7 @@ class Live:
             world = world_frames.get(root.as_pointer()) if model.body_parentid[body] == 0 else None
             if model.body_mocapid[body] >= 0:
                 to_mujoco = chain if world is None else world.inverted() @ chain
-                mocap.append((obj, int(model.body_mocapid[body]), to_mujoco))
+                mocap.append((obj, int(model.body_mocapid[body]), body, to_mujoco))
             elif model.body_jntnum[body] > 0:
                 fix = chain.inverted() if world is None else chain.inverted() @ world
                 plain = obj.rotation_mode == "QUATERNION" and _is_identity(fix)
@@ -191,7 +191,7 @@ class Live:
         """Keep the authored transform of every object the simulation now moves;
         put back objects it no longer moves."""
         moving = {o.as_pointer(): o for o, _b in self.driven}
-        moving.update({o.as_pointer(): o for o, _m, _t in self.mocap})
+        moving.update({o.as_pointer(): o for o, *_rest in self.mocap})
         for pointer in list(self.held):
             if pointer not in moving:
                 self._restore_one(pointer)
@@ -214,9 +214,7 @@ class Live:
     def tick(self, now: float, selected=()) -> int:
         """One timer event: take edits (`selected`: the selected objects, which the
         user may have moved), advance to wall time `now`, sync."""
-        if self.take_user_moves(selected):
-            self.sync()
-        self.check_edits(now)
+        self.take_edits(selected, now)
         session = self.session
         if not session.playing:
             return 0
@@ -225,6 +223,12 @@ class Live:
         if steps:
             self.sync()
         return steps
+
+    def take_edits(self, selected=(), now: float | None = None) -> bool:
+        """Hand moves of simulated bodies, then edits of the model (see check_edits)."""
+        if self.take_user_moves(selected):
+            self.sync()
+        return self.check_edits(now)
 
     def check_edits(self, now: float | None = None) -> bool:
         """Recompile if an element was edited or moved (not by the simulation),
@@ -334,10 +338,9 @@ class Live:
 
     def _read_mocap(self) -> None:
         model, data, key = self.session.model, self.session.data, self.session.keyframe
-        for obj, index, to_mujoco in self.mocap:
+        for obj, index, body, to_mujoco in self.mocap:
             if scan.transform(obj) == self.held[obj.as_pointer()][1]:
                 # where it was authored: the exact (double) pose of the model or keyframe
-                body = int(np.flatnonzero(model.body_mocapid == index)[0])
                 data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
                     if key >= 0 else model.body_pos[body]
                 data.mocap_quat[index] = model.key_mquat[key, 4 * index:4 * index + 4] \
@@ -377,12 +380,10 @@ class Live:
 
     def simulate(self, duration: float) -> int:
         """Exactly round(duration / timestep) steps (mocap poses read first), then sync."""
-        self._read_mocap()
-        steps = self.session.simulate(duration)
-        self.sync()
-        return steps
+        return self.step(int(round(duration / self.session.model.opt.timestep)))
 
     def step(self, count: int) -> int:
+        """`count` steps (mocap poses read first), then sync."""
         self._read_mocap()
         steps = self.session.step(count)
         self.sync()
@@ -467,6 +468,12 @@ def get(scene) -> Live | None:
         drop(live, restore=False)
         return None
     return live
+
+
+def running(scene) -> Live | None:
+    """The scene's simulation if one is running (has a session), else None."""
+    live = get(scene)
+    return live if live is not None and live.session is not None else None
 
 
 def is_current(running: Live) -> bool:

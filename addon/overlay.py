@@ -69,44 +69,33 @@ def inertia_boxes(scene):
     return lines, centres
 
 
-def _draw_inertia() -> None:
-    scene = bpy.context.scene
-    if scene is None or not scene.mujoco_simulation.show_inertia:
-        return
-    lines, centres = inertia_boxes(scene)
-    if not lines:
-        return
+def _draw(lines, points, color, line_width: float, point_size: float) -> None:
+    """Line segments (pairs of points) and dots, on top of everything."""
     line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
     dots = _shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+    gpu.state.depth_test_set("NONE")
+    gpu.state.line_width_set(line_width)
     line.bind()
-    line.uniform_float("color", INERTIA_COLOR)
+    line.uniform_float("color", color)
     batch_for_shader(line, "LINES", {"pos": lines}).draw(line)
-    gpu.state.point_size_set(7.0)
+    gpu.state.point_size_set(point_size)
     dots.bind()
-    dots.uniform_float("color", INERTIA_COLOR)
-    batch_for_shader(dots, "POINTS", {"pos": centres}).draw(dots)
+    dots.uniform_float("color", color)
+    batch_for_shader(dots, "POINTS", {"pos": points}).draw(dots)
+    gpu.state.line_width_set(1.0)
     gpu.state.point_size_set(1.0)
 
 
 def draw() -> None:
-    _draw_inertia()
+    scene = bpy.context.scene
+    if scene is not None and scene.mujoco_simulation.show_inertia:
+        lines, centres = inertia_boxes(scene)
+        if lines:
+            _draw(lines, centres, INERTIA_COLOR, 1.0, 7.0)
     segments = grab_segments()
-    if not segments:
-        return
-    points = [tuple(p) for segment in segments for p in segment]
-    line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-    dots = _shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-    gpu.state.depth_test_set("NONE")
-    gpu.state.line_width_set(2.0)
-    line.bind()
-    line.uniform_float("color", LINE_COLOR)
-    batch_for_shader(line, "LINES", {"pos": points}).draw(line)
-    gpu.state.point_size_set(9.0)
-    dots.bind()
-    dots.uniform_float("color", LINE_COLOR)
-    batch_for_shader(dots, "POINTS", {"pos": points}).draw(dots)
-    gpu.state.line_width_set(1.0)
-    gpu.state.point_size_set(1.0)
+    if segments:
+        points = [tuple(p) for segment in segments for p in segment]
+        _draw(points, points, LINE_COLOR, 2.0, 9.0)
 
 
 def register():

@@ -16,8 +16,7 @@ MAX_ROWS = 64
 
 
 def _running(context):
-    running = live.get(context.scene)
-    return running if running is not None and running.session is not None else None
+    return live.running(context.scene)
 
 
 def draw_transport(layout, context) -> None:
@@ -76,15 +75,22 @@ class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
             layout.label(text=text, icon="INFO")
 
 
-class MJBLEND_PT_controls(_SidebarPanel, bpy.types.Panel):
-    bl_idname = "MJBLEND_PT_controls"
-    bl_label = "Controls"
+class _Readout(_SidebarPanel):
+    """A sub-panel of the running simulation, shown when the model has `count` > 0."""
+
     bl_parent_id = "MJBLEND_PT_simulation"
+    count = ""  # an MjModel size: nu, njnt, nsensor
 
     @classmethod
     def poll(cls, context):
         running = _running(context)
-        return running is not None and running.session.model.nu > 0
+        return running is not None and getattr(running.session.model, cls.count) > 0
+
+
+class MJBLEND_PT_controls(_Readout, bpy.types.Panel):
+    bl_idname = "MJBLEND_PT_controls"
+    bl_label = "Controls"
+    count = "nu"
 
     def draw(self, context):
         running = _running(context)
@@ -103,16 +109,11 @@ class MJBLEND_PT_controls(_SidebarPanel, bpy.types.Panel):
                 row.label(text=f"[{low:g}, {high:g}]")
 
 
-class MJBLEND_PT_joints(_SidebarPanel, bpy.types.Panel):
+class MJBLEND_PT_joints(_Readout, bpy.types.Panel):
     bl_idname = "MJBLEND_PT_joints"
     bl_label = "Joints"
-    bl_parent_id = "MJBLEND_PT_simulation"
     bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        running = _running(context)
-        return running is not None and running.session.model.njnt > 0
+    count = "njnt"
 
     def draw(self, context):
         running = _running(context)
@@ -132,16 +133,11 @@ class MJBLEND_PT_joints(_SidebarPanel, bpy.types.Panel):
                 col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))
 
 
-class MJBLEND_PT_sensors(_SidebarPanel, bpy.types.Panel):
+class MJBLEND_PT_sensors(_Readout, bpy.types.Panel):
     bl_idname = "MJBLEND_PT_sensors"
     bl_label = "Sensors"
-    bl_parent_id = "MJBLEND_PT_simulation"
     bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        running = _running(context)
-        return running is not None and running.session.model.nsensor > 0
+    count = "nsensor"
 
     def draw(self, context):
         running = _running(context)

@@ -9,20 +9,15 @@ here blocks typing: the compile runs only once edits pause. In the bpy module an
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 
 import bpy
 
 from ..components import changes
-from . import live, scan
+from . import export, live, scan
 
 DELAY = 0.4  # seconds of quiet after an edit before compiling
-KIND_WORDS = ("body", "joint", "geom", "site", "camera", "light", "frame", "mesh", "hfield", "skin",
-              "flex", "texture", "material", "pair", "exclude", "equality", "tendon", "actuator",
-              "sensor", "key", "numeric", "text", "tuple", "plugin")
-
 
 @dataclass
 class Result:
@@ -54,39 +49,14 @@ def validate(scene) -> Result:
                 outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
             try:
-                models[root.name] = spec.compile()
-            except ValueError as error:
-                message = " ".join(str(error).split())
-                outcome = Result(False, f"{root.name}: {message}",
-                                 [o.name for o in culprits(message, scan.scanner_of(root))])
+                models[root.name] = export.check(spec, scanners=[scan.scanner_of(root)])
+            except export.ExportFailed as error:
+                outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
         outcome = outcome or Result(True, "Compiles")
     outcome.models = models
     _results[scene.as_pointer()] = outcome
     return outcome
-
-
-def culprits(message: str, scanner) -> list:
-    """The objects MuJoCo's error names: by MJCF name, else by kind and id
-    (the scan adds the elements of a kind in their MuJoCo id order)."""
-    if scanner is None:
-        return []
-    named = re.search(r"Element name '([^']*)', id (\d+)", message)
-    if named is None:
-        return []
-    name, index = named.group(1), int(named.group(2))
-    first_line = message.split("Element name")[0]
-    words = [w for w in re.findall(r"[a-z]+", first_line) if w in KIND_WORDS]
-    kind = words[-1] if words else None
-    elements = [(block, k) for block, k, _element in scanner.elements.values()
-                if kind is None or k == kind]
-    if name:
-        hits = [block for block, _k in elements if block.mujoco.name == name]
-        if hits:
-            return hits[:1]
-    if kind is not None and index < len(elements):
-        return [elements[index][0]]
-    return []
 
 
 # ------------------------------------------------------------- debouncing

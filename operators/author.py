@@ -43,11 +43,7 @@ class MUJOCO_OT_add_model(bpy.types.Operator):
         return context.mode == "OBJECT"
 
     def execute(self, context):
-        root = authoring.new_model(context, self.name)
-        for other in context.selected_objects:
-            other.select_set(False)
-        root.select_set(True)
-        context.view_layer.objects.active = root
+        authoring.select_only(context, authoring.new_model(context, self.name))
         return {"FINISHED"}
 
 
@@ -84,7 +80,7 @@ class MUJOCO_OT_add_actuator(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _has_model(context) and bool(authoring._selected(context, ("JOINT", "TENDON", "SITE", "BODY")))
+        return _has_model(context) and bool(authoring.selected(context, ("JOINT", "TENDON", "SITE", "BODY")))
 
     def execute(self, context):
         return _run(self, lambda: authoring.add_actuator(context, self.preset.lower()))
@@ -120,7 +116,7 @@ class MUJOCO_OT_add_equality(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _has_model(context) and bool(authoring._selected(context, ("BODY", "JOINT", "TENDON")))
+        return _has_model(context) and bool(authoring.selected(context, ("BODY", "JOINT", "TENDON")))
 
     def execute(self, context):
         return _run(self, lambda: authoring.add_equality(context, self.eq_type))

@@ -16,7 +16,7 @@ import bpy
 from bpy.props import BoolProperty
 from mathutils import Vector
 
-from ..addon import live, preferences, scan
+from ..addon import authoring, live, preferences, scan
 from ..engine import perturb
 
 TURN_PER_PIXEL = math.radians(0.5)
@@ -24,8 +24,7 @@ MAX_SKIPPED = 32  # objects outside the model a pick ray passes through
 
 
 def _running(context):
-    running = live.get(context.scene)
-    return running if running is not None and running.session is not None else None
+    return live.running(context.scene)
 
 
 def _in_view(context) -> bool:
@@ -162,11 +161,7 @@ class MUJOCO_OT_select_body(bpy.types.Operator):
         body = running.body_of(obj) if obj is not None else None
         if body is None:
             return {"CANCELLED", "PASS_THROUGH"}
-        target = running.by_id[("body", body)]
-        for other in context.selected_objects:
-            other.select_set(False)
-        target.select_set(True)
-        context.view_layer.objects.active = target
+        authoring.select_only(context, running.by_id[("body", body)])
         return {"FINISHED"}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import FloatProperty, IntProperty
 
-from ..addon import live
+from ..addon import authoring, live
 
 
 def _start(operator, context):
@@ -111,8 +111,7 @@ class MUJOCO_OT_step(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.take_user_moves(context.selected_objects)
-        running.check_edits()
+        running.take_edits(context.selected_objects)
         running.session.pause()
         running.step(self.count)
         _report_divergence(self, running)
@@ -176,8 +175,7 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.take_user_moves(context.selected_objects)
-        running.check_edits()
+        running.take_edits(context.selected_objects)
         playing = running.session.playing
         steps = running.simulate(self.duration)
         if playing and not running.session.message:
@@ -228,10 +226,7 @@ class MUJOCO_OT_select_object(bpy.types.Operator):
         if obj is None:
             self.report({"ERROR"}, f"No object {self.name!r} in the scene")
             return {"CANCELLED"}
-        for other in context.selected_objects:
-            other.select_set(False)
-        obj.select_set(True)
-        context.view_layer.objects.active = obj
+        authoring.select_only(context, obj)
         return {"FINISHED"}
 
 
