@@ -6,11 +6,13 @@ blender, xvfb and xdotool, and mujoco + numpy for Blender's own Python in
 .venv/blender-site. A missing piece is a test failure, never a skip.
 """
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 
+import numpy as np
 from conftest import ADDON, ROOT
 
 BLENDER = os.environ.get("MJBLEND_GUI_BLENDER", "/usr/bin/blender")
@@ -77,3 +79,25 @@ def leftover_processes(tmp_path) -> list[str]:
     """Processes still running that were started for `tmp_path` (should be none)."""
     found = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout
     return [line for line in found.splitlines() if "pgrep" not in line]
+
+
+def read_report(proc, result_file) -> dict:
+    """The report a GUI script wrote; fails with Blender's output if there is none,
+    or if the script or a draw raised."""
+    assert result_file.exists(), \
+        f"Blender ended without a result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    report = json.loads(result_file.read_text())
+    assert report["errors"] == [], report["errors"]
+    return report
+
+
+def assert_real_screenshot(picture) -> None:
+    """A screenshot of Blender's window, not a blank frame."""
+    import bpy
+
+    image = bpy.data.images.load(str(picture))
+    try:
+        pixels = np.array(image.pixels[:]).reshape(-1, image.channels)[:, :3]
+        assert image.size[0] > 500 and pixels.std() > 0.05
+    finally:
+        bpy.data.images.remove(image)

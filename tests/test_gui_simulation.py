@@ -2,12 +2,12 @@
 timer steps the simulation in real time, the sidebar panels draw, pause holds,
 stop ends the modal operator and restores every object."""
 
-import json
 import os
 
 import numpy as np
 import pytest
-from gui_blender import leftover_processes, run_background_script, run_gui_script
+from gui_blender import (assert_real_screenshot, leftover_processes, read_report, run_background_script,
+                         run_gui_script)
 from helpers import CORPUS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,10 +26,7 @@ def test_play_runs_on_the_window_timer(tmp_path):
     result_file, picture = tmp_path / "result.json", tmp_path / "simulation.png"
     proc = run_gui_script(os.path.join(HERE, "gui", "play_modal.py"), tmp_path,
                           env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
-    assert result_file.exists(), \
-        f"Blender ended without a result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    report = json.loads(result_file.read_text())
-    assert report["errors"] == []
+    report = read_report(proc, result_file)
     assert report["modal_running"]
     samples = np.array(report["samples"])  # wall seconds, simulated seconds, box height
     wall, sim, height = samples[-1]
@@ -48,11 +45,7 @@ def test_play_runs_on_the_window_timer(tmp_path):
     assert leftover_processes(tmp_path) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 
-    import bpy  # a real screenshot, not a blank frame (MJBLEND_UPDATE_DOCS=1 keeps it for docs/)
-    image = bpy.data.images.load(str(picture))
-    pixels = np.array(image.pixels[:]).reshape(-1, image.channels)[:, :3]
-    assert image.size[0] > 500 and pixels.std() > 0.05
-    bpy.data.images.remove(image)
+    assert_real_screenshot(picture)
     keep_for_docs(picture, "simulation-sidebar.png")
 
 
@@ -61,10 +54,7 @@ def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
     result_file, picture = tmp_path / "result.json", tmp_path / "perturb.png"
     proc = run_gui_script(os.path.join(HERE, "gui", "perturb_drag.py"), tmp_path,
                           env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
-    assert result_file.exists(), \
-        f"Blender ended without a result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    report = json.loads(result_file.read_text())
-    assert report["errors"] == []
+    report = read_report(proc, result_file)
     wall, sim = report["realtime_total"]
     assert abs(sim - wall) < 0.2 * wall, f"{sim:.2f} s simulated in {wall:.2f} s of wall time"
     # the box follows the cursor (-X) by a clear margin, then comes to rest
@@ -85,11 +75,7 @@ def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
     assert leftover_processes(tmp_path) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
 
-    import bpy  # the screenshot shows the drag (MJBLEND_UPDATE_DOCS=1 keeps it for docs/)
-    image = bpy.data.images.load(str(picture))
-    pixels = np.array(image.pixels[:]).reshape(-1, image.channels)[:, :3]
-    assert image.size[0] > 500 and pixels.std() > 0.05
-    bpy.data.images.remove(image)
+    assert_real_screenshot(picture)
     keep_for_docs(picture, "perturb-drag.png")
 
 
@@ -102,9 +88,7 @@ def test_the_blender_executable_runs_mjblend_in_background(tmp_path):
     result = tmp_path / "result.json"
     proc = run_background_script(os.path.join(HERE, "gui", "background_smoke.py"), tmp_path,
                                  args=(model, result))
-    assert result.exists(), f"no result:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    report = json.loads(result.read_text())
-    assert report["errors"] == [], report["errors"]
+    report = read_report(proc, result)
     assert report["import"] == report["simulate"] == report["export"] == ["FINISHED"]
     assert report["time"] == pytest.approx(0.5) and report["same_qpos"]
     assert report["sizes"][:3] == report["sizes"][3:]

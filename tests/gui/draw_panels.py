@@ -3,55 +3,29 @@
 Enables MJBlend, makes one element of every kind (filled with MuJoCo's
 defaults through spec_io), shows each in the editor that draws it, forces
 real redraws, and writes to MJBLEND_RESULT which panel draws ran for which
-kind and every exception a draw raised. Blender itself only prints a draw's
-exception; the wrapper below is how the test sees it.
+kind and every exception a draw raised (gui_script.record_draws).
 
 Usage (tests/test_gui_panels.py does this):
     xvfb-run blender start.blend --python-use-system-env --python draw_panels.py
 """
 
 import importlib
-import json
 import os
 import subprocess
 import sys
-import traceback
 
-import addon_utils
 import bpy
 
-RESULT = os.environ["MJBLEND_RESULT"]
-ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
-SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
-report = {"blender": bpy.app.version_string, "drawn": [], "errors": [], "steps": []}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps  # noqa: E402
 
-
-def finish(error=None):
-    if error:
-        report["errors"].append(error)
-    with open(RESULT, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1)
-    bpy.ops.wm.quit_blender()
+report["steps"] = []
 
 
 def instrument(panel_classes):
-    """Wrap each panel's draw to record what it drew and what it raised."""
+    """Record which panel drew for which kind (and what a draw raised)."""
     for cls in panel_classes:
-        cls.draw = _recording(cls.draw, cls.__name__)
-
-
-def _recording(original, name):
-    # Exactly (self, context): Blender passes as many arguments as the
-    # function declares, so extra defaulted parameters would crash it.
-    def draw(self, context):
-        subject = _subject(context, name)
-        try:
-            original(self, context)
-            report["drawn"].append([name, subject])
-        except Exception:
-            report["errors"].append(f"{name} on {subject}: {traceback.format_exc()}")
-            raise
-    return draw
+        record_draws(cls, lambda context, name=cls.__name__: [name, _subject(context, name)])
 
 
 def _subject(context, panel):
@@ -181,32 +155,17 @@ def show_steps(objects, image, window, area):
     yield screenshot
 
 
-_steps = None
-
-
-def run():
-    """Timer callback: set up once, then one display step per call."""
-    global _steps
-    try:
-        if _steps is None:
-            addon_utils.enable(ADDON, default_set=True,
-                               handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
-            panels = importlib.import_module(ADDON + ".addon.panels")
-            instrument([c for c in panels.CLASSES if issubclass(c, bpy.types.Panel)])
-            objects, image = build_scene()
-            window, area = properties_area()
-            _steps = show_steps(objects, image, window, area)
-        step = next(_steps, None)
-        if step is None:
-            finish()
-            return None
+def steps():
+    """Set up once, then one display step per timer call; Blender redraws between."""
+    panels = importlib.import_module(ADDON + ".addon.panels")
+    instrument([c for c in panels.CLASSES if issubclass(c, bpy.types.Panel)])
+    objects, image = build_scene()
+    window, area = properties_area()
+    for step in show_steps(objects, image, window, area):
         step()
-        for area in bpy.context.window_manager.windows[0].screen.areas:
-            area.tag_redraw()
-        return 0.3
-    except Exception:
-        finish(traceback.format_exc())
-        return None
+        for screen_area in window.screen.areas:
+            screen_area.tag_redraw()
+        yield 0.3
 
 
-bpy.app.timers.register(run, first_interval=1.0)
+run_steps(steps)

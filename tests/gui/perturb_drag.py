@@ -8,22 +8,18 @@ Writes what it measured to MJBLEND_RESULT and a screenshot taken during a drag
 """
 
 import importlib
-import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
-import traceback
 
-import addon_utils
 import bpy
 from bpy_extras import view3d_utils
 from mathutils import Quaternion, Vector
 
-RESULT = os.environ["MJBLEND_RESULT"]
-ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
-SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
-report = {"blender": bpy.app.version_string, "errors": []}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_script import ADDON, SCREENSHOT, report, run_steps, view3d  # noqa: E402
 
 SCENE = """<mujoco><option timestep="0.002"/><worldbody>
   <geom type="plane" size="3 3 .1"/>
@@ -31,21 +27,6 @@ SCENE = """<mujoco><option timestep="0.002"/><worldbody>
   <body name="pendulum" pos="1.2 0 1.2"><joint name="swing" axis="0 1 0" damping="0.05"/>
     <geom type="capsule" fromto="0 0 0 0 0 -.6" size=".03"/><geom name="bob" pos="0 0 -.6" size=".1"/>
   </body></worldbody></mujoco>"""
-
-
-def finish(error=None):
-    if error:
-        report["errors"].append(error)
-    with open(RESULT, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1)
-    bpy.ops.wm.quit_blender()
-
-
-def view3d():
-    window = bpy.context.window_manager.windows[0]
-    area = max((a for a in window.screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width * a.height)
-    region = next(r for r in area.regions if r.type == "WINDOW")
-    return window, area, region
 
 
 def blender_window() -> str:
@@ -219,24 +200,4 @@ def steps():
     report["stopped_box_moved"] = tuple(box_object.location) != before
 
 
-_steps = None
-
-
-def run():
-    global _steps
-    try:
-        if _steps is None:
-            addon_utils.enable(ADDON, default_set=True,
-                               handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
-            _steps = steps()
-        delay = next(_steps, None)
-        if delay is None:
-            finish()
-            return None
-        return delay
-    except Exception:
-        finish(traceback.format_exc())
-        return None
-
-
-bpy.app.timers.register(run, first_interval=1.0)
+run_steps(steps)

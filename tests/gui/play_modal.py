@@ -11,49 +11,18 @@ Usage (tests/test_gui_simulation.py does this):
 """
 
 import importlib
-import json
 import os
 import subprocess
+import sys
 import time
-import traceback
 
-import addon_utils
 import bpy
 
-RESULT = os.environ["MJBLEND_RESULT"]
-ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
-SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps, view3d  # noqa: E402
+
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "desk_toys.xml")
-report = {"blender": bpy.app.version_string, "errors": [], "drawn": [], "samples": []}
-
-
-def finish(error=None):
-    if error:
-        report["errors"].append(error)
-    with open(RESULT, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1)
-    bpy.ops.wm.quit_blender()
-
-
-def record_draws(cls):
-    original = cls.draw
-
-    def draw(self, context):  # exactly (self, context): see draw_panels.py
-        try:
-            original(self, context)
-            if cls.__name__ not in report["drawn"]:
-                report["drawn"].append(cls.__name__)
-        except Exception:
-            report["errors"].append(f"{cls.__name__}: {traceback.format_exc()}")
-            raise
-    cls.draw = draw
-
-
-def view3d():
-    window = bpy.context.window_manager.windows[0]
-    area = max((a for a in window.screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width * a.height)
-    region = next(r for r in area.regions if r.type == "WINDOW")
-    return window, area, region
+report["samples"] = []
 
 
 def box_height():
@@ -131,24 +100,4 @@ def steps():
         yield 0.2
 
 
-_steps = None
-
-
-def run():
-    global _steps
-    try:
-        if _steps is None:
-            addon_utils.enable(ADDON, default_set=True,
-                               handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
-            _steps = steps()
-        delay = next(_steps, None)
-        if delay is None:
-            finish()
-            return None
-        return delay
-    except Exception:
-        finish(traceback.format_exc())
-        return None
-
-
-bpy.app.timers.register(run, first_interval=1.0)
+run_steps(steps)

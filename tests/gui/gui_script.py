@@ -1,0 +1,76 @@
+"""What the scripts run inside Blender's user interface share: the report they
+write to MJBLEND_RESULT, recording panel draws (Blender only prints a draw's
+exception), the largest 3D view, and the timer loop that runs a script's steps.
+
+A script defines a generator of delays (seconds until its next step) and calls
+`run_steps(steps)`; MJBlend is enabled first, every exception ends the run with
+its traceback in the report, and Blender quits when the steps are done.
+"""
+
+import json
+import os
+import traceback
+
+import addon_utils
+import bpy
+
+RESULT = os.environ["MJBLEND_RESULT"]
+ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
+SCREENSHOT = os.environ.get("MJBLEND_SCREENSHOT")
+report = {"blender": bpy.app.version_string, "errors": [], "drawn": []}
+
+
+def finish(error=None):
+    if error:
+        report["errors"].append(error)
+    with open(RESULT, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=1)
+    bpy.ops.wm.quit_blender()
+
+
+def record_draws(cls, entry=None):
+    """Wrap `cls.draw` to note in report["drawn"] that it ran (`entry(context)`,
+    default the class name) and to report what it raised."""
+    original = cls.draw
+
+    # Exactly (self, context): Blender 3.4 passes as many arguments as the function
+    # declares, so extra defaulted parameters would crash it.
+    def draw(self, context):
+        try:
+            original(self, context)
+            seen = entry(context) if entry else cls.__name__
+            if seen not in report["drawn"]:
+                report["drawn"].append(seen)
+        except Exception:
+            report["errors"].append(f"{cls.__name__}: {traceback.format_exc()}")
+            raise
+    cls.draw = draw
+
+
+def view3d():
+    """(window, area, region) of the largest 3D view."""
+    window = bpy.context.window_manager.windows[0]
+    area = max((a for a in window.screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width * a.height)
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    return window, area, region
+
+
+def run_steps(steps):
+    """Enable MJBlend, then run the generator function `steps` on Blender's timers."""
+    state = {}
+
+    def tick():
+        try:
+            if "steps" not in state:
+                addon_utils.enable(ADDON, default_set=True,
+                                   handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
+                state["steps"] = steps()
+            delay = next(state["steps"], None)
+            if delay is None:
+                finish()
+            return delay
+        except Exception:
+            finish(traceback.format_exc())
+            return None
+
+    bpy.app.timers.register(tick, first_interval=1.0)
