@@ -17,8 +17,8 @@ def _has_model(context) -> bool:
     return context.mode == "OBJECT" and bool(scan.model_roots(context.scene))
 
 
-def _run(operator, make):
-    """Run `make()`, turning an AuthoringError into a report."""
+def run_reporting(operator, make):
+    """Run `make()`, turning an AuthoringError into a report (and a made object into one)."""
     try:
         result = make()
     except authoring.AuthoringError as error:
@@ -65,7 +65,7 @@ class MUJOCO_OT_add_element(bpy.types.Operator):
         return _has_model(context)
 
     def execute(self, context):
-        return _run(self, lambda: authoring.add_spatial(context, self.kind.lower(), self.subtype))
+        return run_reporting(self, lambda: authoring.add_spatial(context, self.kind.lower(), self.subtype))
 
 
 class MUJOCO_OT_add_actuator(bpy.types.Operator):
@@ -83,7 +83,7 @@ class MUJOCO_OT_add_actuator(bpy.types.Operator):
         return _has_model(context) and bool(authoring.selected(context, ("JOINT", "TENDON", "SITE", "BODY")))
 
     def execute(self, context):
-        return _run(self, lambda: authoring.add_actuator(context, self.preset.lower()))
+        return run_reporting(self, lambda: authoring.add_actuator(context, self.preset.lower()))
 
 
 class MUJOCO_OT_add_sensor(bpy.types.Operator):
@@ -101,7 +101,7 @@ class MUJOCO_OT_add_sensor(bpy.types.Operator):
         return _has_model(context)
 
     def execute(self, context):
-        return _run(self, lambda: authoring.add_sensor(context, self.sensor_type.upper()))
+        return run_reporting(self, lambda: authoring.add_sensor(context, self.sensor_type.upper()))
 
 
 class MUJOCO_OT_add_equality(bpy.types.Operator):
@@ -119,7 +119,7 @@ class MUJOCO_OT_add_equality(bpy.types.Operator):
         return _has_model(context) and bool(authoring.selected(context, ("BODY", "JOINT", "TENDON")))
 
     def execute(self, context):
-        return _run(self, lambda: authoring.add_equality(context, self.eq_type))
+        return run_reporting(self, lambda: authoring.add_equality(context, self.eq_type))
 
 
 # ------------------------------------------------------------- conversions
@@ -137,7 +137,7 @@ class MUJOCO_OT_make_body(bpy.types.Operator):
         return _has_model(context) and any(scan.model_of(o) for o in context.selected_objects)
 
     def execute(self, context):
-        return _run(self, lambda: convert.make_body(context, list(context.selected_objects)))
+        return run_reporting(self, lambda: convert.make_body(context, list(context.selected_objects)))
 
 
 class MUJOCO_OT_make_free(bpy.types.Operator):
@@ -156,7 +156,7 @@ class MUJOCO_OT_make_free(bpy.types.Operator):
             made = [convert.make_free(context, o) for o in list(context.selected_objects)
                     if convert.is_world_geom(o)]
             self.report({"INFO"}, f"Made {len(made)} free bod{'y' if len(made) == 1 else 'ies'}")
-        return _run(self, make)
+        return run_reporting(self, make)
 
 
 class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
@@ -191,7 +191,7 @@ class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
                     for o in list(context.selected_objects) if convert.is_plain_mesh(o)]
             kinds = sorted({o.mujoco.geom.type.lower() for o in made})
             self.report({"INFO"}, f"{len(made)} geom(s): {', '.join(kinds)}")
-        return _run(self, make)
+        return run_reporting(self, make)
 
 
 class MUJOCO_OT_apply_scale(bpy.types.Operator):
@@ -211,7 +211,7 @@ class MUJOCO_OT_apply_scale(bpy.types.Operator):
             for obj in context.selected_objects:
                 if convert.has_scale(obj):
                     convert.apply_scale(obj)
-        return _run(self, make)
+        return run_reporting(self, make)
 
 
 CLASSES = (MUJOCO_OT_add_model, MUJOCO_OT_add_element, MUJOCO_OT_add_actuator, MUJOCO_OT_add_sensor,

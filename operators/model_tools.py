@@ -8,6 +8,7 @@ import bpy
 from bpy.props import StringProperty
 
 from ..addon import authoring, classes, keyframes, scan, validation
+from .author import run_reporting
 
 UNDOABLE = {"REGISTER", "UNDO"}
 
@@ -147,13 +148,7 @@ class MUJOCO_OT_key_store(bpy.types.Operator):
         return bool(scan.model_roots(context.scene))
 
     def execute(self, context):
-        try:
-            key = keyframes.store(context, self.name)
-        except authoring.AuthoringError as error:
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Stored keyframe {key.mujoco.name!r}")
-        return {"FINISHED"}
+        return run_reporting(self, lambda: keyframes.store(context, self.name))
 
 
 class _KeyOperator:
