@@ -12,7 +12,11 @@
    evaluated `matrix_world` show them, per body.
 
 Targets (issue 5): 2 >= 90% of 1; 3 <= 2 us per body. Each figure is the
-median of R repeats (the machine is noisy).
+median of R repeats (the machine is noisy). Baselines measured in the same run
+show what Blender itself costs: for 2, plain assignments of the same poses to
+the same objects plus the update (so the highest fraction of raw any sync can
+reach); for 3, the same assignments on MJBlend's objects, and on bare twins of
+them (same hierarchy and meshes, no add-on properties).
 """
 
 from __future__ import annotations
@@ -90,11 +94,33 @@ def main():
                 frame_parts[part].append(seconds)
         return done / (time.perf_counter() - start)
 
+    plain = [obj for obj, _body in running.driven]
+    floor_frames = []
+
+    def blender_floor():
+        """Blender's own share of a frame: plain assignments of the same poses to the
+        same objects, then the same update, with no MJBlend code in between."""
+        pos = [list(obj.location) for obj in plain]
+        for _ in range(max(1, steps // per_frame)):
+            for p in pos:
+                p[2] += 1e-4
+            start = time.perf_counter()
+            for obj, p in zip(plain, pos, strict=True):
+                obj.location = p
+                obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+            view_layer.update()
+            floor_frames.append(time.perf_counter() - start)
+
     raw_rates, session_rates = [], []
-    for _ in range(args.repeat):  # interleaved, so both see the same machine load
+    for _ in range(args.repeat):  # interleaved, so all see the same machine load
         raw_rates.append(raw())
         session_rates.append(session())
+        blender_floor()
+    running.sync()  # the simulated poses back on the objects the floor moved
     raw_rate, session_rate = statistics.median(raw_rates), statistics.median(session_rates)
+    # the best any sync can do: raw stepping plus Blender's own cost of a frame
+    floor_frame = statistics.median(floor_frames)
+    best_rate = per_frame / (per_frame / raw_rate + floor_frame)
     parts = ", ".join(f"{part} {statistics.median(times) * 1e3:.3f} ms"
                       for part, times in frame_parts.items())
     name = os.path.relpath(args.model, ROOT)
@@ -104,6 +130,9 @@ def main():
     print(f"2. session advance + 60 Hz sync: {session_rate:10.0f} steps/s  = "
           f"{session_rate / raw_rate * 100:.1f}% of raw  (target >= 90%)")
     print(f"   per frame (median): {parts}")
+    print(f"   baseline, Blender alone (plain writes of the {len(plain)} moved objects + update): "
+          f"{floor_frame * 1e3:.3f} ms per frame; raw stepping plus that = {best_rate:.0f} steps/s "
+          f"= {best_rate / raw_rate * 100:.1f}% of raw, the most any sync can reach here")
     live.drop_all()
 
     # 3: sync cost per body on N free bodies
@@ -137,6 +166,7 @@ def main():
             obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
         view_layer.update()
         floor_times.append(time.perf_counter() - start)
+    bare_times = bare_floor(bpy, bodies, view_layer, args.repeat * 4)
     running.sync()
     view_layer.update()
     data = running.session.data
@@ -150,7 +180,41 @@ def main():
     floor = statistics.median(floor_times) / count
     print(f"   baseline, plain Blender writes of the same objects + update: {floor * 1e6:.2f} us per body; "
           f"ratio {total / floor:.2f}")
+    bare = statistics.median(bare_times) / count
+    print(f"   baseline, bare Blender objects (the same hierarchy without MJBlend's properties) "
+          f"+ update: {bare * 1e6:.2f} us per body; Blender's own floor, {bare * 1e6 / 2:.0f}x the target")
     live.drop_all()
+
+
+def bare_floor(bpy, bodies, view_layer, repeat):
+    """Seconds per frame to move `bodies`' bare twins (same parenting, same mesh
+    data, no custom properties) and update: what Blender costs before any add-on."""
+    collection = bpy.data.collections.new("bare")
+    bpy.context.scene.collection.children.link(collection)
+    twins = []
+    for body in bodies:
+        twin = bpy.data.objects.new("bare " + body.name, None)
+        collection.objects.link(twin)
+        for child in body.children:
+            copy = bpy.data.objects.new("bare " + child.name, child.data)
+            collection.objects.link(copy)
+            copy.parent = twin
+        twins.append(twin)
+    view_layer.update()
+    times = []
+    for n in range(repeat):
+        start = time.perf_counter()
+        for i, twin in enumerate(twins):
+            twin.location = (i * 0.3, n * 1e-3, 1.0)
+            twin.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        view_layer.update()
+        times.append(time.perf_counter() - start)
+    for twin in twins:
+        for child in twin.children:
+            bpy.data.objects.remove(child)
+        bpy.data.objects.remove(twin)
+    bpy.data.collections.remove(collection)
+    return times
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ WARNING_TEXT = {
     W.mjWARN_BADCTRL: "bad ctrl (NaN or huge)",
 }
 DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
+_DIVERGED_SLICE = slice(min(map(int, DIVERGED)), max(map(int, DIVERGED)) + 1)
+assert _DIVERGED_SLICE.stop - _DIVERGED_SLICE.start == len(DIVERGED)  # adjacent codes
 
 
 class Session:
@@ -93,8 +95,9 @@ class Session:
         for _ in range(n):
             self._step()
             done += 1
-            if self._check_diverged():
-                break
+            if self._check_diverged(warnings_only=True):
+                return done
+        self._check_diverged()
         return done
 
     def simulate(self, duration: float) -> int:
@@ -120,10 +123,12 @@ class Session:
         while self.data.time + 0.5 * timestep < target:
             self._step()
             steps += 1
-            if self._check_diverged():
+            if self._check_diverged(warnings_only=True):
                 return steps
             if _time.perf_counter() - start > budget:
                 break
+        if self._check_diverged():
+            return steps
         self.behind = self.playing and self.data.time + timestep < target
         if self.behind:
             self._anchor = (now, self.data.time)
@@ -156,10 +161,14 @@ class Session:
                 out.append(f"{text} (x{count}, {code.name})")
         return out
 
-    def _check_diverged(self) -> bool:
-        bad = [code for code in DIVERGED if self.data.warning[int(code)].number]
-        if not bad and np.isfinite(self.data.qpos).all():
+    def _check_diverged(self, warnings_only: bool = False) -> bool:
+        """Pause with a message if MuJoCo flagged bad qpos / qvel / qacc (its checks
+        catch NaNs: it warns and resets the state) or qpos is not finite. After every
+        step the warnings alone (cheap); qpos once per batch."""
+        if not self.data.warning.number[_DIVERGED_SLICE].any() and \
+                (warnings_only or np.isfinite(self.data.qpos).all()):
             return False
+        bad = [code for code in DIVERGED if self.data.warning[int(code)].number]
         self.playing = False
         self.behind = False
         self._anchor = self._last = None
