@@ -269,7 +269,8 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=(),
     texturedir is the model's when every file of its kind lies under it, else ""
     (every file path relative to the MJCF)."""
     blender_textures = blender_textures or {}
-    own = {key: _inside(getattr(spec.compiler, key)) for key in ("meshdir", "texturedir")}
+    given = {key: getattr(spec.compiler, key) for key in ("meshdir", "texturedir")}
+    own = {key: _inside(folder_rel) for key, folder_rel in given.items()}
     dirs = {key: folder_rel or "assets" for key, folder_rel in own.items()}
     spec.compiler.meshdir = ""
     spec.compiler.texturedir = ""
@@ -305,19 +306,21 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=(),
                                      lambda path, image=image: write_png(path, image))
                 _texture_from_png(element, image)
                 continue
-            if not source:
-                continue
-            if not os.path.isabs(source):
-                source = os.path.join(spec.modelfiledir or "", source)
-            source = os.path.abspath(source)
-            if copy:
+            def refer(name, key=key):
+                """A file the element names, where MuJoCo finds it; copied, or referred to."""
+                source = os.path.abspath(os.path.join(spec.modelfiledir or "", given[key], name))
+                if not copy:
+                    placed[source] = (key, source)
+                    return source
                 if source not in copied:
                     copied[source] = stage(key, os.path.basename(source),
                                            lambda path, source=source: shutil.copyfile(source, path))
-                element.file = copied[source]
-            else:
-                element.file = source
-                placed[source] = (key, source)
+                return copied[source]
+
+            if source:
+                element.file = refer(source)
+            if listname == "textures" and any(element.cubefiles):  # a cube from six files
+                element.cubefiles = [refer(name) if name else "" for name in element.cubefiles]
     final: dict[str, str] = {}
     for key in ("meshdir", "texturedir"):
         mine = {now: where for now, (k, where) in placed.items() if k == key}
@@ -364,7 +367,9 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
             raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
                 from None
         for now, later in final.items():  # the paths the written file will use
-            text = text.replace(f'file="{escape(now)}"', f'file="{escape(later)}"')
+            # file=, and a cube texture's fileright= ... fileback=
+            text = re.sub(rf'(\sfile(?:right|left|up|down|front|back)?)="{re.escape(escape(now))}"',
+                          lambda match, later=later: f'{match.group(1)}="{escape(later)}"', text)
         with open(staged, "w", encoding="utf-8") as fh:
             fh.write(text)
         if as_zip:  # the MJCF and its asset folders, and nothing else, in one file
