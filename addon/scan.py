@@ -161,6 +161,7 @@ class Scanner:
         self.check_textures = textures  # look for painted textures (see scan_model)
         self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
+        self.model_degree = self.model.get(DEGREE)  # the angle unit most elements were written in
         self.spec = spec = mujoco.MjSpec()
         # Object.children walks all of bpy.data.objects on every call: one pass instead
         self.children: dict[int, list] = {}
@@ -339,21 +340,25 @@ class Scanner:
         self._copy(group, element, kind, obj)
         if getattr(group, "plugin_plugin_name", ""):
             self.plugin_users.append(group)
-        self._pose(obj, kind, group, element)
-        self.elements[obj.as_pointer()] = (obj, kind, element)
-        self.snapshots[obj.as_pointer()] = _snapshot(obj, kind)
-        if any(abs(s - 1.0) > 1e-6 for s in obj.scale):
-            self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in obj.scale)} "
+        snapshot = _snapshot(obj, kind)
+        self._pose(obj, kind, group, element, snapshot)
+        pointer = obj.as_pointer()
+        self.elements[pointer] = (obj, kind, element)
+        self.snapshots[pointer] = snapshot
+        scale = snapshot[4]
+        if any(abs(s - 1.0) > 1e-6 for s in scale):
+            self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
 
-    def _pose(self, obj, kind, group, element):
+    def _pose(self, obj, kind, group, element, snapshot):
+        """`snapshot`: the object's `_snapshot` (its authored transform)."""
         seen = group.get(SEEN_POSE)
-        location, rotation, _euler, mode = _snapshot(obj, kind)[:4]
-        if seen is not None and list(seen) == list(location) + list(rotation) and mode == "QUATERNION" \
-                and self._plain_parenting(obj):
+        location, rotation, _euler, mode, _scale, inverse = snapshot[:6]
+        if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
+                and self._plain_parenting(obj, inverse):
             spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
-            own_unit = group.get(DEGREE, self.model.get(DEGREE))
+            own_unit = group.get(DEGREE, self.model_degree)
             if own_unit is not None and bool(own_unit) != bool(self.spec.compiler.degree):
                 self._convert_angles(group, kind, element, bool(own_unit))
             return
@@ -392,10 +397,10 @@ class Scanner:
             element.ref *= factor
             element.springref *= factor
 
-    def _plain_parenting(self, obj):
+    def _plain_parenting(self, obj, inverse):
+        """`inverse`: the object's matrix_parent_inverse, as `transform` gives it."""
         parent = obj.parent
-        return parent is not None and parent.mujoco.kind != "NONE" \
-            and obj.matrix_parent_inverse == IDENTITY
+        return parent is not None and inverse == IDENTITY_ROWS and parent.mujoco.kind != "NONE"
 
     def _local_transform(self, obj):
         """(pos, quat) of `obj` in its nearest MuJoCo parent, however it is parented."""
@@ -422,7 +427,8 @@ class Scanner:
             if entry is None:
                 continue  # not part of this model
             block, kind, element = entry
-            if pointer not in touched and self.snapshots.get(pointer) == _snapshot(block, kind):
+            snapshot = _snapshot(block, kind)
+            if pointer not in touched and self.snapshots.get(pointer) == snapshot:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
@@ -434,10 +440,10 @@ class Scanner:
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
             if kind in SPATIAL_ADD:
-                self._pose(block, kind, group, element)
+                self._pose(block, kind, group, element, snapshot)
             elif kind == "mesh":
                 self._mesh_geometry(block, element)
-            self.snapshots[pointer] = _snapshot(block, kind)
+            self.snapshots[pointer] = snapshot
             updated += 1
         return updated
 
@@ -582,4 +588,4 @@ def _wrap_attr(name):
     return spec_io.KINDS["wrap"].attr(name)
 
 
-IDENTITY = Matrix.Identity(4)
+IDENTITY_ROWS = tuple(map(tuple, Matrix.Identity(4)))  # as `transform` gives a matrix
