@@ -174,7 +174,8 @@ class Scanner:
         self.missing: list[str] = []
         self.plugin_users: list = []  # property groups that name a plugin
         self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
-        self.classed: set[int] = set()  # id() of elements created from their default class
+        self.classed: dict[int, str] = {}  # id() of elements created from a default class -> its name
+        self._class_poses: dict[tuple, dict] = {}  # (class name, kind) -> its pose, as `unless`
         self.inline_plugins: list = []  # nameless plugin objects: inline instances
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
@@ -196,7 +197,8 @@ class Scanner:
 
     def _settings(self):
         for kind in MODEL_SETTINGS:
-            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind)
+            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind,
+                                      unless=_fresh_settings(kind))
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
@@ -213,6 +215,10 @@ class Scanner:
                                     f"{item.parent!r} does not exist", [self.root])
                 default = self.spec.add_default(item.name, parent)
             for kind in DEFAULT_KINDS:
+                raw = item.get(kind)  # a look at the raw group first: most kinds are left alone
+                if raw is not None and raw.get(values.OWN) is not None and not len(raw[values.OWN]) \
+                        and raw.get(spec_io.POSE) is None:
+                    continue  # the class sets nothing of this kind itself
                 group = getattr(item, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
@@ -276,17 +282,35 @@ class Scanner:
         if holder.name:
             element.name = holder.name
         if cls is not None:
-            self.classed.add(id(element))
+            self.classed[id(element)] = classname
         return element
 
-    def _copy(self, group, element, kind, block):
+    def _start_pose(self, element, kind) -> dict | None:
+        """The pose a new element holds before the scan writes its own (`pose_of`):
+        its class's, or MuJoCo's default for a kind no class sets; None if unknown."""
+        if kind not in DEFAULT_KINDS:
+            return _fresh_pose(kind)
+        classname = self.classed.get(id(element))
+        if classname is not None:
+            key = (classname, kind)
+            found = self._class_poses.get(key)
+            if found is None:
+                found = self._class_poses[key] = spec_io.bits_of(spec_io.pose_of(
+                    getattr(self._classes[classname], kind), kind))
+            return found
+        return None
+
+    def _copy(self, group, element, kind, block, fresh=True):
+        """`fresh`: `element` was just added (not one refreshed in place)."""
         # An element made from its class has the class's values already: only what it
         # sets itself (imported or edited since) is written, as MJCF would have it.
         only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
         if only is not None:
             self.owned[block.as_pointer()] = set(only)
+        # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
+        unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
         spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
-                                 only=only)
+                                 only=only, unless=unless)
         if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
@@ -341,7 +365,7 @@ class Scanner:
         if getattr(group, "plugin_plugin_name", ""):
             self.plugin_users.append(group)
         snapshot = _snapshot(obj, kind)
-        self._pose(obj, kind, group, element, snapshot)
+        self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind))
         pointer = obj.as_pointer()
         self.elements[pointer] = (obj, kind, element)
         self.snapshots[pointer] = snapshot
@@ -351,13 +375,14 @@ class Scanner:
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
 
-    def _pose(self, obj, kind, group, element, snapshot):
-        """`snapshot`: the object's `_snapshot` (its authored transform)."""
+    def _pose(self, obj, kind, group, element, snapshot, start=None):
+        """`snapshot`: the object's `_snapshot` (its authored transform); `start`: the
+        pose `element` holds (`_start_pose`), None when not known."""
         seen = group.get(SEEN_POSE)
         location, rotation, _euler, mode, _scale, inverse = snapshot[:6]
         if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
                 and self._plain_parenting(obj, inverse):
-            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
+            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind, unless=start)
             own_unit = group.get(DEGREE, self.model_degree)
             if own_unit is not None and bool(own_unit) != bool(self.spec.compiler.degree):
                 self._convert_angles(group, kind, element, bool(own_unit))
@@ -436,7 +461,7 @@ class Scanner:
                 return None  # an attribute went back to its class: the element starts anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
-            self._copy(group, element, kind, block)
+            self._copy(group, element, kind, block, fresh=False)
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
             if kind in SPATIAL_ADD:
@@ -548,6 +573,43 @@ def _free_name(name, taken):
         n += 1
         out = f"{name}_{n}"
     return out
+
+
+_FRESH: dict[str, tuple[dict, dict]] = {}
+
+
+def _fresh(kind) -> tuple[dict, dict]:
+    """(`values_of`, `pose_of`) a new element of a kind, MuJoCo's defaults, in the
+    form `unless` takes them (`spec_io.bits_of`); made once."""
+    found = _FRESH.get(kind)
+    if found is None:
+        spec = mujoco.MjSpec()
+        if kind in SPATIAL_ADD:
+            element = getattr(spec.worldbody.add_body(), SPATIAL_ADD[kind])()
+        else:
+            element = getattr(spec, SPEC_ADD.get(kind) or ASSET_ADD[kind])()
+        found = _FRESH[kind] = (spec_io.bits_of(spec_io.values_of(element, kind)),
+                                spec_io.bits_of(spec_io.pose_of(element, kind)))
+    return found
+
+
+def _fresh_settings(kind) -> dict:
+    """The settings of a new MjSpec, as `unless` takes them; made once per kind."""
+    found = _FRESH_SETTINGS.get(kind)
+    if found is None:
+        found = _FRESH_SETTINGS[kind] = spec_io.bits_of(spec_io.settings_values(mujoco.MjSpec(), kind))
+    return found
+
+
+_FRESH_SETTINGS: dict[str, dict] = {}
+
+
+def _fresh_values(kind) -> dict:
+    return _fresh(kind)[0]
+
+
+def _fresh_pose(kind) -> dict:
+    return _fresh(kind)[1]
 
 
 def _own(group):
