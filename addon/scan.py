@@ -163,10 +163,18 @@ class Scanner:
         self.model = root.mujoco.model
         self.model_degree = self.model.get(DEGREE)  # the angle unit most elements were written in
         self.spec = spec = mujoco.MjSpec()
-        # Object.children walks all of bpy.data.objects on every call: one pass instead
-        self.children: dict[int, list] = {}
+        # Object.children walks all of bpy.data.objects on every call: one pass instead,
+        # which also reads each object's kind and order once
+        self.children: dict[int, list] = {}  # as_pointer() -> [(order, object, kind, holder)]
+        self.kinds: dict[int, str] = {root.as_pointer(): "model"}  # as_pointer() -> kind
         for obj in root.children_recursive:
-            self.children.setdefault(obj.parent.as_pointer(), []).append(obj)
+            holder = obj.mujoco
+            kind = holder.kind.lower()
+            self.kinds[obj.as_pointer()] = kind
+            self.children.setdefault(obj.parent.as_pointer(), []).append(
+                (_order(obj), obj, kind, holder))
+        for members in self.children.values():
+            members.sort(key=_first)
         spec.modelname = root.mujoco.name or root.name
         source = self.model.get(SOURCE)
         if source:
@@ -203,6 +211,7 @@ class Scanner:
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
             self.spec.compiler.degree = bool(unit)
+        self.degree = bool(self.spec.compiler.degree)
 
     def _defaults(self):
         for item in self.model.defaults:
@@ -306,12 +315,12 @@ class Scanner:
         # sets itself (imported or edited since) is written, as MJCF would have it.
         only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
         if only is not None:
-            self.owned[block.as_pointer()] = set(only)
+            self.owned[block.as_pointer()] = only
         # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
         unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
-        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
+        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
                                  only=only, unless=unless)
-        if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
+        if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
         path = group.get(RESOLVED_PATH) if kind in FILE_KINDS else None
@@ -319,8 +328,9 @@ class Scanner:
             element.file = path
 
     def _missing(self, owner):
+        """on_missing for references of `owner` (a datablock, or its name)."""
         def report(attr, name):
-            self.missing.append(f"{owner}: {attr.name} -> {name!r}")
+            self.missing.append(f"{getattr(owner, 'name', owner)}: {attr.name} -> {name!r}")
         return report
 
     # ----------------------------------------------------------- body tree
@@ -332,22 +342,21 @@ class Scanner:
         in, in MuJoCo id order, so that the compiled ids are the original ones."""
         members = []
         self._gather(obj, body, members)
-        for child, parent in sorted(members, key=lambda m: _order(m[0])):
-            kind = child.mujoco.kind.lower()
-            element = self._spatial(child, kind, parent)
+        members.sort(key=_first)
+        for _order_key, child, kind, holder, parent in members:
+            element = self._spatial(child, kind, parent, holder)
             if kind == "body":
                 self._body(child, element)
 
     def _gather(self, obj, parent, members):
         """Walk `obj`'s children down through frames (not bodies): create the
         frames, collect the other members with the Mjs body/frame they go in."""
-        for child in sorted(self.children.get(obj.as_pointer(), ()), key=_order):
-            kind = child.mujoco.kind.lower()
+        for order, child, kind, holder in self.children.get(obj.as_pointer(), ()):
             if kind == "frame":
-                frame = self._spatial(child, kind, parent)
+                frame = self._spatial(child, kind, parent, holder)
                 self._gather(child, frame, members)
             elif kind in SPATIAL_ADD:
-                members.append((child, parent))
+                members.append((order, child, kind, holder, parent))
             elif kind in self.sections:
                 self.sections[kind].append(child)
             elif kind == "none":
@@ -355,14 +364,13 @@ class Scanner:
             else:
                 raise ScanError(f"{child.name}: a {kind} cannot sit inside a body", [child])
 
-    def _spatial(self, obj, kind, parent):
+    def _spatial(self, obj, kind, parent, holder):
         if kind == "joint" and parent is self.spec.worldbody:
             raise ScanError(f"{obj.name}: a joint must be inside a body, not in the world", [obj])
-        holder = obj.mujoco
         element = self._add(parent, SPATIAL_ADD[kind], holder)
         group = getattr(holder, kind)
         self._copy(group, element, kind, obj)
-        if getattr(group, "plugin_plugin_name", ""):
+        if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
         snapshot = _snapshot(obj, kind)
         self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind))
@@ -384,7 +392,7 @@ class Scanner:
                 and self._plain_parenting(obj, inverse):
             spec_io.write_pose(spec_io.read_pose(group, kind), element, kind, unless=start)
             own_unit = group.get(DEGREE, self.model_degree)
-            if own_unit is not None and bool(own_unit) != bool(self.spec.compiler.degree):
+            if own_unit is not None and bool(own_unit) != self.degree:
                 self._convert_angles(group, kind, element, bool(own_unit))
             return
         # a moved object: its transform, each number as the shortest decimal of its float32
@@ -425,7 +433,10 @@ class Scanner:
     def _plain_parenting(self, obj, inverse):
         """`inverse`: the object's matrix_parent_inverse, as `transform` gives it."""
         parent = obj.parent
-        return parent is not None and inverse == IDENTITY_ROWS and parent.mujoco.kind != "NONE"
+        if parent is None or inverse != IDENTITY_ROWS:
+            return False
+        kind = self.kinds.get(parent.as_pointer())
+        return kind != "none" if kind is not None else parent.mujoco.kind != "NONE"
 
     def _local_transform(self, obj):
         """(pos, quat) of `obj` in its nearest MuJoCo parent, however it is parented."""
@@ -614,7 +625,17 @@ def _fresh_pose(kind) -> dict:
 
 def _own(group):
     """The attributes a group sets itself, or None (all) where that is not recorded."""
-    return values.own(group) if values.has_own(group) else None
+    own = group.get(values.OWN)
+    return set(own.keys()) if own is not None else None
+
+
+def _first(item):
+    return item[0]
+
+
+# kinds whose elements may use a plugin (plugin.name / plugin_name / active)
+PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
+                         if any(a.name == "plugin.active" for a in kind.attrs))
 
 
 def _snapshot(block, kind):

@@ -297,21 +297,20 @@ def props_to_element(group, element, kind: str | Kind, name_of=values.default_na
     every other attribute goes through read_value / set_attr."""
     k = _kind(kind)
     if only is None:
-        steps = _plan(k)
-    elif not only:
-        return
-    else:
-        steps = _subset(k, only)
-    _copy_steps(group, element, steps, name_of, on_missing, unless)
+        _copy_steps(group, element, _plan(k), name_of, on_missing, unless)
+    elif only:
+        _copy_steps(group, element, _subset(k, only), name_of, on_missing, unless)
 
 
 def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missing=None,
                 unless=None) -> None:
     """The loop of props_to_element over a plan's steps (`_step`)."""
-    exact, seen = group.get(values.EXACT), group.get(values.SEEN)
+    exact = seen = _UNREAD  # the group's stores of exact floats, read when first needed
     owners = {}  # "ialt" -> element.ialt, resolved once
     for attr, how, head, leaf in steps:
         if how is _FLOAT:
+            if exact is _UNREAD:
+                exact, seen = group.get(values.EXACT), group.get(values.SEEN)
             value = values.read_float_with(group, attr, exact, seen)
         elif how is _PLAIN:
             value = getattr(group, attr.prop)
@@ -388,6 +387,7 @@ def bits_of(values_: dict) -> dict:
     return {name: bits(value) for name, value in values_.items()}
 
 
+_UNREAD = object()
 _DOUBLE = struct.Struct("d")
 _STRUCTS: dict[int, struct.Struct] = {}
 
