@@ -229,10 +229,15 @@ class Scanner:
                         and raw.get(spec_io.POSE) is None:
                     continue  # the class sets nothing of this kind itself
                 group = getattr(item, kind)
+                element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
-                spec_io.props_to_element(group, getattr(default, kind), kind, only=_own(group))
-                spec_io.write_pose(spec_io.read_pose(group, kind), getattr(default, kind), kind)
+                spec_io.props_to_element(group, element, kind, only=_own(group))
+                pose = spec_io.read_pose(group, kind)
+                if pose:  # written over what the class inherited, kept for its elements
+                    start = spec_io.bits_of(spec_io.pose_of(element, kind))
+                    spec_io.write_pose(pose, element, kind, unless=start)
+                    self._class_poses[(item.name, kind)] = {**start, **spec_io.bits_of(pose)}
 
     def _assets(self):
         for entry in self.model.assets:
