@@ -161,11 +161,20 @@ class Scanner:
         self.check_textures = textures  # look for painted textures (see scan_model)
         self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
+        self.model_degree = self.model.get(DEGREE)  # the angle unit most elements were written in
         self.spec = spec = mujoco.MjSpec()
-        # Object.children walks all of bpy.data.objects on every call: one pass instead
-        self.children: dict[int, list] = {}
+        # Object.children walks all of bpy.data.objects on every call: one pass instead,
+        # which also reads each object's kind and order once
+        self.children: dict[int, list] = {}  # as_pointer() -> [(order, object, kind, holder)]
+        self.kinds: dict[int, str] = {root.as_pointer(): "model"}  # as_pointer() -> kind
         for obj in root.children_recursive:
-            self.children.setdefault(obj.parent.as_pointer(), []).append(obj)
+            holder = obj.mujoco
+            kind = holder.kind.lower()
+            self.kinds[obj.as_pointer()] = kind
+            self.children.setdefault(obj.parent.as_pointer(), []).append(
+                (_order(obj), obj, kind, holder))
+        for members in self.children.values():
+            members.sort(key=_first)
         spec.modelname = root.mujoco.name or root.name
         source = self.model.get(SOURCE)
         if source:
@@ -173,7 +182,8 @@ class Scanner:
         self.missing: list[str] = []
         self.plugin_users: list = []  # property groups that name a plugin
         self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
-        self.classed: set[int] = set()  # id() of elements created from their default class
+        self.classed: dict[int, str] = {}  # id() of elements created from a default class -> its name
+        self._class_poses: dict[tuple, dict] = {}  # (class name, kind) -> its pose, as `unless`
         self.inline_plugins: list = []  # nameless plugin objects: inline instances
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
@@ -195,11 +205,13 @@ class Scanner:
 
     def _settings(self):
         for kind in MODEL_SETTINGS:
-            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind)
+            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind,
+                                      unless=_fresh_settings(kind))
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
             self.spec.compiler.degree = bool(unit)
+        self.degree = bool(self.spec.compiler.degree)
 
     def _defaults(self):
         for item in self.model.defaults:
@@ -212,11 +224,20 @@ class Scanner:
                                     f"{item.parent!r} does not exist", [self.root])
                 default = self.spec.add_default(item.name, parent)
             for kind in DEFAULT_KINDS:
+                raw = item.get(kind)  # a look at the raw group first: most kinds are left alone
+                if raw is not None and raw.get(values.OWN) is not None and not len(raw[values.OWN]) \
+                        and raw.get(spec_io.POSE) is None:
+                    continue  # the class sets nothing of this kind itself
                 group = getattr(item, kind)
+                element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
-                spec_io.props_to_element(group, getattr(default, kind), kind, only=_own(group))
-                spec_io.write_pose(spec_io.read_pose(group, kind), getattr(default, kind), kind)
+                spec_io.props_to_element(group, element, kind, only=_own(group))
+                pose = spec_io.read_pose(group, kind)
+                if pose:  # written over what the class inherited, kept for its elements
+                    start = spec_io.bits_of(spec_io.pose_of(element, kind))
+                    spec_io.write_pose(pose, element, kind, unless=start)
+                    self._class_poses[(item.name, kind)] = {**start, **spec_io.bits_of(pose)}
 
     def _assets(self):
         for entry in self.model.assets:
@@ -275,18 +296,36 @@ class Scanner:
         if holder.name:
             element.name = holder.name
         if cls is not None:
-            self.classed.add(id(element))
+            self.classed[id(element)] = classname
         return element
 
-    def _copy(self, group, element, kind, block):
+    def _start_pose(self, element, kind) -> dict | None:
+        """The pose a new element holds before the scan writes its own (`pose_of`):
+        its class's, or MuJoCo's default for a kind no class sets; None if unknown."""
+        if kind not in DEFAULT_KINDS:
+            return _fresh_pose(kind)
+        classname = self.classed.get(id(element))
+        if classname is not None:
+            key = (classname, kind)
+            found = self._class_poses.get(key)
+            if found is None:
+                found = self._class_poses[key] = spec_io.bits_of(spec_io.pose_of(
+                    getattr(self._classes[classname], kind), kind))
+            return found
+        return None
+
+    def _copy(self, group, element, kind, block, fresh=True):
+        """`fresh`: `element` was just added (not one refreshed in place)."""
         # An element made from its class has the class's values already: only what it
         # sets itself (imported or edited since) is written, as MJCF would have it.
         only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
         if only is not None:
-            self.owned[block.as_pointer()] = set(only)
-        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block.name),
-                                 only=only)
-        if getattr(group, "plugin_active", False) and getattr(group, "plugin_plugin_name", "") \
+            self.owned[block.as_pointer()] = only
+        # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
+        unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
+        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
+                                 only=only, unless=unless)
+        if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
         path = group.get(RESOLVED_PATH) if kind in FILE_KINDS else None
@@ -294,8 +333,9 @@ class Scanner:
             element.file = path
 
     def _missing(self, owner):
+        """on_missing for references of `owner` (a datablock, or its name)."""
         def report(attr, name):
-            self.missing.append(f"{owner}: {attr.name} -> {name!r}")
+            self.missing.append(f"{getattr(owner, 'name', owner)}: {attr.name} -> {name!r}")
         return report
 
     # ----------------------------------------------------------- body tree
@@ -307,22 +347,21 @@ class Scanner:
         in, in MuJoCo id order, so that the compiled ids are the original ones."""
         members = []
         self._gather(obj, body, members)
-        for child, parent in sorted(members, key=lambda m: _order(m[0])):
-            kind = child.mujoco.kind.lower()
-            element = self._spatial(child, kind, parent)
+        members.sort(key=_first)
+        for _order_key, child, kind, holder, parent in members:
+            element = self._spatial(child, kind, parent, holder)
             if kind == "body":
                 self._body(child, element)
 
     def _gather(self, obj, parent, members):
         """Walk `obj`'s children down through frames (not bodies): create the
         frames, collect the other members with the Mjs body/frame they go in."""
-        for child in sorted(self.children.get(obj.as_pointer(), ()), key=_order):
-            kind = child.mujoco.kind.lower()
+        for order, child, kind, holder in self.children.get(obj.as_pointer(), ()):
             if kind == "frame":
-                frame = self._spatial(child, kind, parent)
+                frame = self._spatial(child, kind, parent, holder)
                 self._gather(child, frame, members)
             elif kind in SPATIAL_ADD:
-                members.append((child, parent))
+                members.append((order, child, kind, holder, parent))
             elif kind in self.sections:
                 self.sections[kind].append(child)
             elif kind == "none":
@@ -330,31 +369,35 @@ class Scanner:
             else:
                 raise ScanError(f"{child.name}: a {kind} cannot sit inside a body", [child])
 
-    def _spatial(self, obj, kind, parent):
+    def _spatial(self, obj, kind, parent, holder):
         if kind == "joint" and parent is self.spec.worldbody:
             raise ScanError(f"{obj.name}: a joint must be inside a body, not in the world", [obj])
-        holder = obj.mujoco
         element = self._add(parent, SPATIAL_ADD[kind], holder)
         group = getattr(holder, kind)
         self._copy(group, element, kind, obj)
-        if getattr(group, "plugin_plugin_name", ""):
+        if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
-        self._pose(obj, kind, group, element)
-        self.elements[obj.as_pointer()] = (obj, kind, element)
-        self.snapshots[obj.as_pointer()] = _snapshot(obj, kind)
-        if any(abs(s - 1.0) > 1e-6 for s in obj.scale):
-            self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in obj.scale)} "
+        snapshot = _snapshot(obj, kind)
+        self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind))
+        pointer = obj.as_pointer()
+        self.elements[pointer] = (obj, kind, element)
+        self.snapshots[pointer] = snapshot
+        scale = snapshot[4]
+        if any(abs(s - 1.0) > 1e-6 for s in scale):
+            self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
 
-    def _pose(self, obj, kind, group, element):
+    def _pose(self, obj, kind, group, element, snapshot, start=None):
+        """`snapshot`: the object's `_snapshot` (its authored transform); `start`: the
+        pose `element` holds (`_start_pose`), None when not known."""
         seen = group.get(SEEN_POSE)
-        location, rotation, _euler, mode = _snapshot(obj, kind)[:4]
-        if seen is not None and list(seen) == list(location) + list(rotation) and mode == "QUATERNION" \
-                and self._plain_parenting(obj):
-            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind)
-            own_unit = group.get(DEGREE, self.model.get(DEGREE))
-            if own_unit is not None and bool(own_unit) != bool(self.spec.compiler.degree):
+        location, rotation, _euler, mode, _scale, inverse = snapshot[:6]
+        if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
+                and self._plain_parenting(obj, inverse):
+            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind, unless=start)
+            own_unit = group.get(DEGREE, self.model_degree)
+            if own_unit is not None and bool(own_unit) != self.degree:
                 self._convert_angles(group, kind, element, bool(own_unit))
             return
         # a moved object: its transform, each number as the shortest decimal of its float32
@@ -392,10 +435,13 @@ class Scanner:
             element.ref *= factor
             element.springref *= factor
 
-    def _plain_parenting(self, obj):
+    def _plain_parenting(self, obj, inverse):
+        """`inverse`: the object's matrix_parent_inverse, as `transform` gives it."""
         parent = obj.parent
-        return parent is not None and parent.mujoco.kind != "NONE" \
-            and obj.matrix_parent_inverse == IDENTITY
+        if parent is None or inverse != IDENTITY_ROWS:
+            return False
+        kind = self.kinds.get(parent.as_pointer())
+        return kind != "none" if kind is not None else parent.mujoco.kind != "NONE"
 
     def _local_transform(self, obj):
         """(pos, quat) of `obj` in its nearest MuJoCo parent, however it is parented."""
@@ -422,7 +468,8 @@ class Scanner:
             if entry is None:
                 continue  # not part of this model
             block, kind, element = entry
-            if pointer not in touched and self.snapshots.get(pointer) == _snapshot(block, kind):
+            snapshot = _snapshot(block, kind)
+            if pointer not in touched and self.snapshots.get(pointer) == snapshot:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
@@ -430,14 +477,14 @@ class Scanner:
                 return None  # an attribute went back to its class: the element starts anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
-            self._copy(group, element, kind, block)
+            self._copy(group, element, kind, block, fresh=False)
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
             if kind in SPATIAL_ADD:
-                self._pose(block, kind, group, element)
+                self._pose(block, kind, group, element, snapshot)
             elif kind == "mesh":
                 self._mesh_geometry(block, element)
-            self.snapshots[pointer] = _snapshot(block, kind)
+            self.snapshots[pointer] = snapshot
             updated += 1
         return updated
 
@@ -544,9 +591,56 @@ def _free_name(name, taken):
     return out
 
 
+_FRESH: dict[str, tuple[dict, dict]] = {}
+
+
+def _fresh(kind) -> tuple[dict, dict]:
+    """(`values_of`, `pose_of`) a new element of a kind, MuJoCo's defaults, in the
+    form `unless` takes them (`spec_io.bits_of`); made once."""
+    found = _FRESH.get(kind)
+    if found is None:
+        spec = mujoco.MjSpec()
+        if kind in SPATIAL_ADD:
+            element = getattr(spec.worldbody.add_body(), SPATIAL_ADD[kind])()
+        else:
+            element = getattr(spec, SPEC_ADD.get(kind) or ASSET_ADD[kind])()
+        found = _FRESH[kind] = (spec_io.bits_of(spec_io.values_of(element, kind)),
+                                spec_io.bits_of(spec_io.pose_of(element, kind)))
+    return found
+
+
+def _fresh_settings(kind) -> dict:
+    """The settings of a new MjSpec, as `unless` takes them; made once per kind."""
+    found = _FRESH_SETTINGS.get(kind)
+    if found is None:
+        found = _FRESH_SETTINGS[kind] = spec_io.bits_of(spec_io.settings_values(mujoco.MjSpec(), kind))
+    return found
+
+
+_FRESH_SETTINGS: dict[str, dict] = {}
+
+
+def _fresh_values(kind) -> dict:
+    return _fresh(kind)[0]
+
+
+def _fresh_pose(kind) -> dict:
+    return _fresh(kind)[1]
+
+
 def _own(group):
     """The attributes a group sets itself, or None (all) where that is not recorded."""
-    return values.own(group) if values.has_own(group) else None
+    own = group.get(values.OWN)
+    return set(own.keys()) if own is not None else None
+
+
+def _first(item):
+    return item[0]
+
+
+# kinds whose elements may use a plugin (plugin.name / plugin_name / active)
+PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
+                         if any(a.name == "plugin.active" for a in kind.attrs))
 
 
 def _snapshot(block, kind):
@@ -582,4 +676,4 @@ def _wrap_attr(name):
     return spec_io.KINDS["wrap"].attr(name)
 
 
-IDENTITY = Matrix.Identity(4)
+IDENTITY_ROWS = tuple(map(tuple, Matrix.Identity(4)))  # as `transform` gives a matrix

@@ -12,6 +12,7 @@ an untouched element round-trips bit for bit (ARCHITECTURE.md, Precision).
 from __future__ import annotations
 
 import operator
+import struct
 from typing import Any, Callable
 
 import numpy as np
@@ -286,49 +287,116 @@ def same_value(a, b) -> bool:
 
 def props_to_element(group, element, kind: str | Kind, name_of=values.default_name_of,
                      on_missing: Callable[[Attr, str], None] | None = None,
-                     only: set[str] | None = None) -> None:
+                     only: set[str] | None = None, unless: dict | None = None) -> None:
     """Copy the attributes held by `group` (all, or the names in `only`) onto `element`.
+    `unless`: the values the element holds already (`bits_of(values_of(...))`, e.g. a
+    new element's defaults); an attribute with that same value is not set.
 
-    The scan's inner loop (tens of thousands of attributes on a large model): the
-    plain kinds (numbers, ints, bools) of plain (undotted) attributes are read and
-    set inline; every other attribute goes through read_value / set_attr."""
+    The scan's inner loop (tens of thousands of attributes on a large model): numbers,
+    ints, bools and enums are read and set inline, through a plan made once per kind;
+    every other attribute goes through read_value / set_attr."""
     k = _kind(kind)
     if only is None:
-        attrs = k.editable
-    elif not only:
-        return
-    else:
-        attrs = _subset(k, only)
-    exact, seen = group.get(values.EXACT), group.get(values.SEEN)
-    for attr in attrs:
-        fast = _FAST.get(attr.type) if "." not in attr.name else None
-        if fast == "float":
+        _copy_steps(group, element, _plan(k), name_of, on_missing, unless)
+    elif only:
+        _copy_steps(group, element, _subset(k, only), name_of, on_missing, unless)
+
+
+def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missing=None,
+                unless=None) -> None:
+    """The loop of props_to_element over a plan's steps (`_step`)."""
+    exact = seen = _UNREAD  # the group's stores of exact floats, read when first needed
+    owners = {}  # "ialt" -> element.ialt, resolved once
+    for attr, how, head, leaf in steps:
+        if how is _FLOAT:
+            if exact is _UNREAD:
+                exact, seen = group.get(values.EXACT), group.get(values.SEEN)
             value = values.read_float_with(group, attr, exact, seen)
-            setattr(element, attr.name, list(value) if attr.is_vector else value)
-        elif fast == "plain":
+        elif how is _PLAIN:
             value = getattr(group, attr.prop)
-            setattr(element, attr.name, value[:] if attr.is_vector else value)
-        elif fast == "enum":
-            number = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
-            cast = _CASTS.get((type(element), attr.name))
-            if cast is None:  # as set_attr decides it: a plain int or the binding's enum type
-                current = getattr(element, attr.name)
-                cast = int if isinstance(current, int) and not hasattr(current, "name") \
-                    else type(current)
-                _CASTS[(type(element), attr.name)] = cast
-            setattr(element, attr.name, cast(number))
+            if attr.is_vector:
+                value = tuple(value)
+        elif how is _ENUM:
+            value = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
         else:
             value = read_value(group, attr, name_of, on_missing)
+        if unless is not None and bits(value) == unless[attr.name]:
+            continue
+        owner = element
+        if head:
+            owner = owners.get(head)
+            if owner is None:
+                owner = owners[head] = _resolve(element, attr.name)[0]
+        if how is _FLOAT or how is _PLAIN:
+            setattr(owner, leaf, list(value) if attr.is_vector else value)
+        elif how is _ENUM:
+            cast = _CASTS.get((type(owner), leaf))
+            if cast is None:  # as set_attr decides it: a plain int or the binding's enum type
+                current = getattr(owner, leaf)
+                cast = int if isinstance(current, int) and not hasattr(current, "name") \
+                    else type(current)
+                _CASTS[(type(owner), leaf)] = cast
+            setattr(owner, leaf, cast(value))
+        else:
             if attr.type in ("refvec", "stringvec") and not value \
                     and not len(get_attr(element, attr)):
                 continue
             set_attr(element, attr, to_mujoco(attr, value))
 
 
-# types props_to_element copies inline: the bindings take them as read
-_FAST = {"float": "float", "float32": "float", "int": "plain", "bool": "plain", "enum": "enum"}
+# how props_to_element copies an attribute of each type: inline, or read_value / set_attr
+_FLOAT, _PLAIN, _ENUM, _OTHER = "float", "plain", "enum", "other"
+_HOW = {"float": _FLOAT, "float32": _FLOAT, "int": _PLAIN, "bool": _PLAIN, "enum": _ENUM}
 _CASTS: dict[tuple[type, str], type] = {}  # (Mjs class, enum attribute) -> what its setter takes
 _ENUM_NUMBERS: dict[str, dict[str, int]] = {}
+_PLANS: dict[str, tuple] = {}
+
+
+def _step(attr: Attr) -> tuple:
+    """(attr, how, owner path or "", leaf) of one attribute."""
+    head, _, leaf = attr.name.rpartition(".")
+    return attr, _HOW.get(attr.type, _OTHER), head, leaf
+
+
+def _plan(k: Kind) -> tuple:
+    """The `_step` of every editable attribute of a kind, made once."""
+    plan = _PLANS.get(k.name)
+    if plan is None:
+        plan = _PLANS[k.name] = tuple(_step(attr) for attr in k.editable)
+    return plan
+
+
+def bits(value):
+    """A value as a setter stores it, to compare (`unless`): floats as their bytes,
+    so that NaN equals NaN and -0.0 is not 0.0 (the round trip keeps the sign)."""
+    t = type(value)
+    if t is float:
+        return _DOUBLE.pack(value)
+    if t is list or t is tuple:
+        if value and type(value[0]) is float:
+            try:
+                return _doubles(len(value)).pack(*value)
+            except struct.error:  # not all numbers
+                pass
+        return tuple(value)
+    return value
+
+
+def bits_of(values_: dict) -> dict:
+    """{name: `bits`} of `values_of` or `pose_of` output: what `unless` takes."""
+    return {name: bits(value) for name, value in values_.items()}
+
+
+_UNREAD = object()
+_DOUBLE = struct.Struct("d")
+_STRUCTS: dict[int, struct.Struct] = {}
+
+
+def _doubles(n: int) -> struct.Struct:
+    found = _STRUCTS.get(n)
+    if found is None:
+        found = _STRUCTS[n] = struct.Struct(f"{n}d")
+    return found
 
 
 def _enum_numbers(enum: str) -> dict[str, int]:
@@ -339,15 +407,15 @@ def _enum_numbers(enum: str) -> dict[str, int]:
     return numbers
 
 
-def _subset(k: Kind, only) -> list[Attr]:
-    """The editable attributes of `k` named in `only`, in schema order."""
+def _subset(k: Kind, only) -> list[tuple]:
+    """The `_step`s of the editable attributes of `k` named in `only`, in schema order."""
     order = _EDITABLE_ORDER.get(k.name)
     if order is None:
-        order = _EDITABLE_ORDER[k.name] = {a.name: (i, a) for i, a in enumerate(k.editable)}
-    return [a for _, a in sorted(order[n] for n in only if n in order)]
+        order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
+    return [step for _, step in sorted(order[n] for n in only if n in order)]
 
 
-_EDITABLE_ORDER: dict[str, dict[str, tuple[int, Attr]]] = {}
+_EDITABLE_ORDER: dict[str, dict[str, tuple[int, tuple]]] = {}
 
 
 def read_pose(group, kind: str | Kind) -> dict:
@@ -363,16 +431,30 @@ def read_pose(group, kind: str | Kind) -> dict:
             if attr.type == "enum":
                 out[attr.name] = int(raw)
             else:
-                values_ = [float(v) for v in raw]
+                values_ = list(map(float, raw))
                 out[attr.name] = values_ if attr.is_vector else values_[0]
     return out
 
 
-def write_pose(pose: dict, element, kind: str | Kind) -> None:
-    """Set the spatial attributes of `element` from `read_pose` output."""
+def pose_of(element, kind: str | Kind) -> dict:
+    """The spatial values an element holds, as `read_pose` gives them."""
+    out = {}
+    for attr, read in readers(kind):
+        if attr.spatial:
+            value = read(element)
+            out[attr.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None) -> None:
+    """Set the spatial attributes of `element` from `read_pose` output; those the
+    same as in `unless` (what the element holds already, `bits_of(pose_of(...))`)
+    stay as they are."""
     k = _kind(kind)
     owners = {}  # "alt" -> element.alt, resolved once
     for name, value in pose.items():
+        if unless is not None and bits(value) == unless.get(name):
+            continue
         attr = k.attr(name)
         if "." not in name and attr.type in NUMERIC and attr.type != "int64":
             setattr(element, name, value)  # a list of doubles, as to_mujoco would give
@@ -395,10 +477,20 @@ def spec_settings(spec, kind: str | Kind, attr: Attr | None = None):
     """The struct of the spec that holds a settings kind (option, compiler, ...)."""
     k = _kind(kind)
     path = attr.path if (attr is not None and attr.path is not None) else k.path
+    return _settings_owner(spec, path)
+
+
+def _settings_owner(spec, path: str | None):
     obj = spec
     for part in filter(None, (path or "").split(".")):
         obj = getattr(obj, part)
     return obj
+
+
+def settings_values(spec, kind: str | Kind) -> dict:
+    """{attribute name: value} of a settings kind of a spec (`values_of` of settings)."""
+    k = _kind(kind)
+    return {attr.name: read(spec_settings(spec, k, attr)) for attr, read in readers(k)}
 
 
 def settings_to_props(spec, group, kind: str | Kind) -> None:
@@ -407,8 +499,22 @@ def settings_to_props(spec, group, kind: str | Kind) -> None:
         write_value(group, attr, read(spec_settings(spec, k, attr)))
 
 
-def props_to_settings(group, spec, kind: str | Kind) -> None:
-    k = _kind(kind)
-    for attr in k.attrs:
-        owner = spec_settings(spec, k, attr)
-        set_attr(owner, attr, to_mujoco(attr, read_value(group, attr)))
+def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None) -> None:
+    """Copy a settings kind's properties onto the spec; `unless` as props_to_element's
+    (e.g. `bits_of(settings_values(MjSpec(), kind))`: a new spec's settings)."""
+    for path, steps in _settings_plan(_kind(kind)):
+        _copy_steps(group, _settings_owner(spec, path), steps, unless=unless)
+
+
+_SETTINGS_PLANS: dict[str, tuple] = {}
+
+
+def _settings_plan(k: Kind) -> tuple:
+    """((path of the owning struct, its attributes' `_step`s), ...) of a settings kind."""
+    plan = _SETTINGS_PLANS.get(k.name)
+    if plan is None:
+        paths: dict = {}
+        for attr in k.attrs:
+            paths.setdefault(attr.path if attr.path is not None else k.path, []).append(_step(attr))
+        plan = _SETTINGS_PLANS[k.name] = tuple((path, tuple(steps)) for path, steps in paths.items())
+    return plan

@@ -95,11 +95,16 @@ def read_float_with(group, attr: Attr, exact_all, seen_all):
         if exact is not None and seen is not None:
             seen = seen.to_list()
             now = list(current) if attr.is_vector else [current]
-            # list equality: no NaN (never equal to itself), same length
-            if now == seen and len(exact) == len(seen) and attr.type != "int64":
+            # list equality: same length; NaN (never equal to itself) compared apart
+            if (now == seen or _same_list(now, seen)) and len(exact) == len(seen) \
+                    and attr.type != "int64":
                 out = exact.to_list()
                 return tuple(out) if attr.is_vector else out[0]
     return read_float(group, attr)
+
+
+def _same_list(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(map(_same, a, b))
 
 
 def is_edited(group, attr: Attr) -> bool:
