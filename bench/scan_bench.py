@@ -1,6 +1,7 @@
 """Scan + compile time of each corpus model after import, next to MuJoCo's own
 `MjSpec.from_file(original).compile()` in the same process (warm asset cache on
-both sides: each is timed as the median of N runs after one warm-up).
+both sides: each is timed as the median of N runs after one warm-up, the two
+taking turns in every round).
 
     .venv/bin/python bench/scan_bench.py [--repeat N] [model ...]
 
@@ -23,19 +24,23 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from helpers import CORPUS, corpus_models  # noqa: E402
 
 
-def median_time(function, repeat):
-    function()  # warm-up
-    times = []
+def median_times(functions, repeat):
+    """Median seconds of each function, the functions taking turns in every round
+    (so a load swing on this noisy machine hits all of them alike)."""
+    for function in functions:
+        function()  # warm-up
+    times = [[] for _ in functions]
     for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for function, kept in zip(functions, times, strict=True):
+            start = time.perf_counter()
+            function()
+            kept.append(time.perf_counter() - start)
+    return [statistics.median(kept) for kept in times]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("models", nargs="*")
     args = parser.parse_args()
     addons = tempfile.mkdtemp(prefix="mjblend-bench-")
@@ -54,17 +59,18 @@ def main():
         path = os.path.join(CORPUS, model)
         bpy.ops.wm.read_homefile(use_empty=True)
         root = build.import_file(path, bpy.context.scene).root
-        theirs = median_time(lambda p=path: mujoco.MjSpec.from_file(p).compile(), args.repeat)
         try:
-            ours = median_time(lambda r=root: scan.scan_model(r).compile(), args.repeat)
+            theirs, ours, full = median_times(
+                (lambda p=path: mujoco.MjSpec.from_file(p).compile(),
+                 lambda r=root: scan.scan_model(r).compile(),
+                 lambda r=root: scan.scan_model(r)), args.repeat)
         except Exception as error:  # a known gap (see tests/test_scan.py KNOWN)
-            print(f"{model:58s} {theirs * 1e3:7.1f}ms   scan failed: {str(error).splitlines()[0][:40]}")
+            print(f"{model:58s}   scan failed: {str(error).splitlines()[0][:40]}")
             continue
         ratios.append(ours / theirs)
-        full = median_time(lambda r=root: scan.scan_model(r), args.repeat)
         scan.clear_cache()
         scan.cached_spec(root)
-        rescan = median_time(lambda r=root: scan.cached_spec(r), args.repeat)
+        (rescan,) = median_times((lambda r=root: scan.cached_spec(r),), args.repeat)
         rescans.append(rescan / full)
         print(f"{model:58s} {theirs * 1e3:7.1f}ms {ours * 1e3:10.1f}ms {ratios[-1]:6.2f}"
               f" {rescans[-1] * 100:9.1f}%")
