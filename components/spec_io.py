@@ -245,17 +245,31 @@ def _kind(kind: str | Kind) -> Kind:
 def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
                      only: set[str] | None = None) -> None:
     """Copy the attributes of `element` (all, or the names in `only`) into
-    `group`; its pose, always, into `_pose`."""
+    `group`; its pose, always, into `_pose`. Inside `changes.quiet()` (a bulk
+    writer) the values are stored as raw ID properties at once (values.raw_entries)."""
     k = _kind(kind)
     pose = {}
+    raw = {} if changes.is_quiet() else None
     for attr, read in readers(k):
         if attr.spatial:
             value = read(element)
             pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
         elif only is None or attr.name in only:
-            write_value(group, attr, read(element), find, element, k)
+            value = read(element)
+            if raw is None or not values.raw_entries(raw, attr, value,
+                                                     _target(attr, value, find, element, k)):
+                write_value(group, attr, value, find, element, k)
+    if raw:
+        values.write_raw(group, raw)
     if pose:
         group[POSE] = pose
+
+
+def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
+    """The datablock a reference attribute names (None for other attributes)."""
+    if attr.type != "ref" or attr.ref == "default" or not (find and name):
+        return None
+    return find(_target_kinds(attr, element, kind), name)
 
 
 def values_of(element, kind: str | Kind) -> dict:
