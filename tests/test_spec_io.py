@@ -260,6 +260,22 @@ def test_bulk_writes_store_what_the_property_setters_store(kind, clean_scene):
         assert as_comparable(a) == as_comparable(b), attr.name
 
 
+def test_bulk_settings_store_what_the_property_setters_store(clean_scene):
+    original = mujoco.MjSpec()
+    one_by_one, _ = new_holder("model", "one by one")
+    at_once, _ = new_holder("model", "at once")
+    for kind in MODEL_SETTINGS:
+        for attr in KINDS[kind].attrs:
+            owner = spec_io.spec_settings(original, kind, attr)
+            spec_io.set_attr(owner, attr, spec_io.to_mujoco(attr, non_default(attr)))
+        spec_io.settings_to_props(original, getattr(one_by_one, kind), kind)
+        values.set_own(getattr(one_by_one, kind), [])
+        with changes.quiet():
+            spec_io.settings_to_props(original, getattr(at_once, kind), kind)
+            values.set_own(getattr(at_once, kind), [])
+        assert _stored(getattr(at_once, kind)) == _stored(getattr(one_by_one, kind)), kind
+
+
 def test_settings_non_default_values_round_trip(clean_scene, tmp_path):
     original = mujoco.MjSpec()
     root, _ = new_holder("model", "model")
