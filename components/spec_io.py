@@ -246,17 +246,34 @@ def _kind(kind: str | Kind) -> Kind:
 def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
                      only: set[str] | None = None) -> None:
     """Copy the attributes of `element` (all, or the names in `only`) into
-    `group`; its pose, always, into `_pose`."""
+    `group`; its pose, always, into `_pose`. Inside `changes.quiet()` (a bulk
+    writer) the values are stored as raw ID properties at once (values.raw_entries)."""
     k = _kind(kind)
     pose = {}
+    raw = {} if changes.is_quiet() else None
     for attr, read in readers(k):
         if attr.spatial:
             value = read(element)
-            pose[attr.prop] = list(np.ravel(value)) if attr.type in NUMERIC else value
+            if attr.type in NUMERIC:  # the readers give floats and flat tuples
+                value = [value] if isinstance(value, float) else \
+                    list(value) if isinstance(value, tuple) else list(np.ravel(value))
+            pose[attr.prop] = value
         elif only is None or attr.name in only:
-            write_value(group, attr, read(element), find, element, k)
+            value = read(element)
+            if raw is None or not values.raw_entries(raw, attr, value,
+                                                     _target(attr, value, find, element, k)):
+                write_value(group, attr, value, find, element, k)
+    if raw:
+        values.write_raw(group, raw)
     if pose:
         group[POSE] = pose
+
+
+def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
+    """The datablock a reference attribute names (None for other attributes)."""
+    if attr.type != "ref" or attr.ref == "default" or not (find and name):
+        return None
+    return find(_target_kinds(attr, element, kind), name)
 
 
 def values_of(element, kind: str | Kind) -> dict:
@@ -270,8 +287,9 @@ def differing(element, other, kind: str | Kind) -> list[str]:
     Either may be given as its `values_of` instead."""
     mine = element if isinstance(element, dict) else values_of(element, kind)
     theirs = other if isinstance(other, dict) else values_of(other, kind)
-    return [attr.name for attr in _kind(kind).editable
-            if not same_value(mine[attr.name], theirs[attr.name])]
+    return [attr.name for attr in _kind(kind).editable  # `!=` first: most are equal
+            if mine[attr.name] != theirs[attr.name] and not same_value(mine[attr.name],
+                                                                         theirs[attr.name])]
 
 
 def same_value(a, b) -> bool:
@@ -494,9 +512,15 @@ def settings_values(spec, kind: str | Kind) -> dict:
 
 
 def settings_to_props(spec, group, kind: str | Kind) -> None:
+    """Copy scene-wide settings into `group` (all at once inside `changes.quiet()`)."""
     k = _kind(kind)
+    raw = {} if changes.is_quiet() else None
     for attr, read in readers(k):
-        write_value(group, attr, read(spec_settings(spec, k, attr)))
+        value = read(spec_settings(spec, k, attr))
+        if raw is None or not values.raw_entries(raw, attr, value):
+            write_value(group, attr, value)
+    if raw:
+        values.write_raw(group, raw)
 
 
 def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None) -> None:

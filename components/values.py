@@ -24,11 +24,12 @@ Custom Properties panel leaves them out:
 from __future__ import annotations
 
 import math
+from array import array
 from typing import Any, Callable
 
 import numpy as np
 
-from .schema import Attr, enum_ident, enum_value
+from .schema import NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident, enum_items, enum_value
 
 EXACT, SEEN, OWN, REF = "_exact", "_seen", "_own", "_ref"
 
@@ -297,3 +298,98 @@ def mark_own(group, name: str) -> None:
 def has_own(group) -> bool:
     """True when the group records which attributes it sets (imports and edits do)."""
     return group.get(OWN) is not None
+
+
+# ------------------------------------------------------------ bulk writes
+#
+# A bulk writer (the importer, inside `changes.quiet()`) gives a fresh group all its
+# attributes at once: `raw_entries` says what the write_* functions above would store
+# (the same ID properties, values and types as those the bpy properties keep), and
+# `write_raw` stores it with one ID-property write per key, skipping the per-attribute
+# bpy setter and its update callback (~10 us each). tests/test_spec_io.py checks both
+# ways store the same.
+
+FLT_MAX = float(np.finfo(np.float32).max)
+_MERGED = (EXACT, SEEN, REF)  # stores keyed by property: a partial write merges into them
+
+
+def float32_readback(doubles: list[float]) -> list[float]:
+    """What a bpy float property reads back after being set to `doubles`: clamped to
+    +-FLT_MAX, as Blender clamps, and rounded to float32 (NaN stays NaN)."""
+    seen = array("f", doubles).tolist()
+    if math.inf in seen or -math.inf in seen:  # infinite or beyond float32: Blender clamps
+        seen = array("f", [min(max(v, -FLT_MAX), FLT_MAX) for v in doubles]).tolist()
+    return seen
+
+
+_ENUM_INDEX: dict[str, dict[int, int]] = {}
+
+
+def _enum_index(enum: str) -> dict[int, int]:
+    """{value: index} of a MuJoCo enum: a bpy enum property stores the item's index."""
+    found = _ENUM_INDEX.get(enum)
+    if found is None:
+        found = _ENUM_INDEX[enum] = {v: i for i, (_, _, v, _) in enumerate(enum_items(enum))}
+    return found
+
+
+def raw_entries(out: dict, attr: Attr, value, target=None) -> bool:
+    """Add to `out` (a group's ID properties, as a dict) what writing `value` to `attr`
+    stores; `target` is the datablock a reference names (found by the caller). None
+    marks a key to remove. False for the collection types (refvec, stringvec), which
+    only their write functions fill."""
+    t, prop = attr.type, attr.prop
+    if t in NUMERIC:
+        if isinstance(value, float):
+            doubles = [value]
+        else:
+            doubles = [float(v) for v in (value if isinstance(value, (tuple, list)) else np.ravel(value))]
+        seen = float32_readback(doubles)
+        out[prop] = seen if attr.is_vector else seen[0]
+        out.setdefault(EXACT, {})[prop] = doubles
+        out.setdefault(SEEN, {})[prop] = seen
+    elif t == "int":
+        out[prop] = [int(v) for v in value] if attr.is_vector else int(value)
+    elif t == "bool":
+        out[prop] = [int(bool(v)) for v in value] if attr.is_vector else int(bool(value))
+    elif t == "string":
+        out[prop] = value[:attr.size] if attr.size else value  # a char array's maxlen
+    elif t == "enum":
+        out[prop] = _enum_index(attr.enum)[int(value)]
+    elif t == "flags":
+        out[prop] = sum(v for _, _, v, _ in enum_items(attr.enum) if int(value) & v)
+    elif t == "ref":
+        if attr.ref == "default":
+            out[prop] = value or ""
+        else:
+            out[prop] = target
+            out.setdefault(REF, {})[prop] = value or None
+    elif t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t == "keyvalues":
+        scratch: dict = {}  # the write functions only store keys: let them write a dict
+        {"intvecvec": write_nested_vector, "float32vecvec": write_nested_vector,
+         "keyvalues": write_keyvalues}.get(t, write_vector)(scratch, attr, value)
+        out.update(scratch)
+    else:
+        return False
+    return True
+
+
+def write_raw(group, raw: dict) -> None:
+    """Store `raw_entries` output in `group`: one ID-property write per key."""
+    present = set(group.keys())
+    for key, value in raw.items():
+        if key in _MERGED:
+            store = group[key] if key in present else None
+            for prop, item in value.items():
+                if item is not None:
+                    if store is None:
+                        group[key] = {}
+                        store = group[key]
+                    store[prop] = item
+                elif store is not None and prop in store:
+                    del store[prop]
+            continue
+        if key in present and (value is None or isinstance(value, dict)):
+            del group[key]  # a group is replaced, not merged
+        if value is not None:
+            group[key] = value

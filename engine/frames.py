@@ -35,7 +35,7 @@ QUAT, AXISANGLE, XYAXES, ZAXIS, EULER = (int(mujoco.mjtOrientation.mjORIENTATION
 
 def normalized(v) -> np.ndarray:
     v = np.asarray(v, dtype=float)
-    n = np.linalg.norm(v)
+    n = math.sqrt(v.dot(v))  # np.linalg.norm's own formula, without its checks (~5 us)
     return v / n if n > 0 else v
 
 

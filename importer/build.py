@@ -285,8 +285,7 @@ class Builder:
 
     def _asset(self, element, block, kind):
         self.root.mujoco.model.assets.add().block = block
-        block.mujoco.kind = kind.upper()
-        block.mujoco.name = element.name
+        set_element(block, kind, element.name)
         self._register(element, block, kind)
 
     def _resolved_path(self, kind, index):
@@ -408,13 +407,12 @@ class Builder:
         collection.objects.link(obj)
         obj[ORDER] = self.order  # creation order; elements with a MuJoCo id use that instead
         self.order += 1
-        obj.mujoco.kind = kind.upper()
-        obj.mujoco.name = mjcf_name or ""
+        set_element(obj, kind, mjcf_name)
         return obj
 
     def _class(self, holder, element):
         cls = getattr(element, "classname", None)
-        holder.classname = cls.name if cls is not None else ""
+        holder["classname"] = cls.name if cls is not None else ""  # raw: the import is quiet
 
     # ------------------------------------------------------------ geom looks
 
@@ -626,6 +624,22 @@ class Builder:
 
     def _label(self):
         return os.path.basename(self.filepath)
+
+
+_KIND_VALUES: dict[tuple[type, str], int] = {}
+
+
+def set_element(block, kind: str, mjcf_name: str | None) -> None:
+    """The kind and MJCF name of a new element's datablock, written as the raw ID
+    properties the bpy properties keep: an import is quiet, and these setters' update
+    callbacks would only record an edit."""
+    holder = block.mujoco
+    value = _KIND_VALUES.get((type(holder), kind))
+    if value is None:
+        items = holder.bl_rna.properties["kind"].enum_items
+        value = _KIND_VALUES[(type(holder), kind)] = items[kind.upper()].value
+    holder["kind"] = value
+    holder["name"] = mjcf_name or ""
 
 
 def hide(obj) -> None:

@@ -13,9 +13,9 @@ import pytest
 from helpers import (as_comparable, fresh, corpus_params, default_classes, load_corpus_spec,
                      spec_elements)
 
-from mjblend.components import spec_io, values
+from mjblend.components import changes, spec_io, values
 from mjblend.components.schema import (DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS,
-                                       NUMERIC, enum_items)
+                                       NUMERIC, REF_ID_TYPES, enum_items)
 
 ID_COLLECTIONS = {"Mesh": "meshes", "Material": "materials", "Image": "images"}
 
@@ -216,6 +216,64 @@ def test_non_default_values_round_trip(kind, clean_scene, tmp_path):
     save_and_reload(tmp_path)
     copy = copy_back(find_holder(kind, handle), kind, fresh(kind))
     assert mismatches(kind, original, copy) == []
+
+
+def _stored(group):
+    """A group's ID properties, floats compared by value (a bulk write keeps doubles
+    where a bpy setter keeps float32: both read back the same)."""
+    def plain(value):
+        if hasattr(value, "to_dict"):
+            value = value.to_dict()
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if hasattr(value, "to_list") or isinstance(value, (list, tuple)):
+            return [plain(v) for v in (value.to_list() if hasattr(value, "to_list") else value)]
+        return as_comparable(float(value)) if isinstance(value, float) else value
+    return plain({k: group[k] for k in group.keys()})
+
+
+@pytest.mark.parametrize("kind", SETTABLE_KINDS)
+def test_bulk_writes_store_what_the_property_setters_store(kind, clean_scene):
+    """Inside changes.quiet() element_to_props writes raw ID properties at once:
+    the same keys, values and read-backs as attribute by attribute."""
+    original = fresh(kind)
+    for attr in KINDS[kind].attrs:
+        if not (attr.spatial and attr.type == "enum"):
+            spec_io.set_attr(original, attr, spec_io.to_mujoco(
+                attr, non_default(attr, spec_io.get_attr(original, attr))))
+    targets = {"Object": bpy.data.objects.new("the_target", None),
+               "Material": bpy.data.materials.new("the_target"),
+               "Mesh": bpy.data.meshes.new("the_target"), "Image": bpy.data.images.new("the_target", 1, 1)}
+
+    def find(target_kind, name):  # the datablock of the type the reference takes
+        return targets[REF_ID_TYPES.get(target_kind, "Object")] if name == "the_target" else None
+    one_by_one, _ = new_holder(kind, "one by one")
+    spec_io.element_to_props(original, one_by_one, kind, find=find)
+    values.set_own(one_by_one, [])  # the setters' update callbacks mark every attribute
+    at_once, _ = new_holder(kind, "at once")
+    with changes.quiet():
+        spec_io.element_to_props(original, at_once, kind, find=find)
+        values.set_own(at_once, [])
+    assert _stored(at_once) == _stored(one_by_one)
+    for attr in KINDS[kind].editable:
+        a, b = spec_io.read_value(at_once, attr), spec_io.read_value(one_by_one, attr)
+        assert as_comparable(a) == as_comparable(b), attr.name
+
+
+def test_bulk_settings_store_what_the_property_setters_store(clean_scene):
+    original = mujoco.MjSpec()
+    one_by_one, _ = new_holder("model", "one by one")
+    at_once, _ = new_holder("model", "at once")
+    for kind in MODEL_SETTINGS:
+        for attr in KINDS[kind].attrs:
+            owner = spec_io.spec_settings(original, kind, attr)
+            spec_io.set_attr(owner, attr, spec_io.to_mujoco(attr, non_default(attr)))
+        spec_io.settings_to_props(original, getattr(one_by_one, kind), kind)
+        values.set_own(getattr(one_by_one, kind), [])
+        with changes.quiet():
+            spec_io.settings_to_props(original, getattr(at_once, kind), kind)
+            values.set_own(getattr(at_once, kind), [])
+        assert _stored(getattr(at_once, kind)) == _stored(getattr(one_by_one, kind)), kind
 
 
 def test_settings_non_default_values_round_trip(clean_scene, tmp_path):
