@@ -98,18 +98,8 @@ def main():
     floor_frames = []
 
     def blender_floor():
-        """Blender's own share of a frame: plain assignments of the same poses to the
-        same objects, then the same update, with no MJBlend code in between."""
-        pos = [list(obj.location) for obj in plain]
-        for _ in range(max(1, steps // per_frame)):
-            for p in pos:
-                p[2] += 1e-4
-            start = time.perf_counter()
-            for obj, p in zip(plain, pos, strict=True):
-                obj.location = p
-                obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-            view_layer.update()
-            floor_frames.append(time.perf_counter() - start)
+        """Blender's own share of a frame: see plain_move_times."""
+        floor_frames.extend(plain_move_times(plain, view_layer, max(1, steps // per_frame)))
 
     raw_rates, session_rates = [], []
     for _ in range(args.repeat):  # interleaved, so all see the same machine load
@@ -154,18 +144,8 @@ def main():
         done = time.perf_counter()
         write_times.append(written - start)
         total_times.append(done - start)
-    # the floor: the same objects given the same poses by plain assignments, same update
-    pos = [list(o.location) for o in bodies]
-    floor_times = []
-    for _ in range(args.repeat * 4):
-        for p in pos:
-            p[2] += 1e-3
-        start = time.perf_counter()
-        for obj, p in zip(bodies, pos, strict=True):
-            obj.location = p
-            obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        view_layer.update()
-        floor_times.append(time.perf_counter() - start)
+    # the floor: the same objects given new poses by plain assignments, same update
+    floor_times = plain_move_times(bodies, view_layer, args.repeat * 4)
     bare_times = bare_floor(bpy, bodies, view_layer, args.repeat * 4)
     running.sync()
     view_layer.update()
@@ -186,6 +166,23 @@ def main():
     live.drop_all()
 
 
+def plain_move_times(objects, view_layer, frames):
+    """Seconds per frame to give `objects` new poses by plain assignments and update
+    the view layer: what Blender itself costs, no MJBlend code in between."""
+    pos = [list(obj.location) for obj in objects]
+    times = []
+    for _ in range(frames):
+        for p in pos:
+            p[2] += 1e-4
+        start = time.perf_counter()
+        for obj, p in zip(objects, pos, strict=True):
+            obj.location = p
+            obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        view_layer.update()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def bare_floor(bpy, bodies, view_layer, repeat):
     """Seconds per frame to move `bodies`' bare twins (same parenting, same mesh
     data, no custom properties) and update: what Blender costs before any add-on."""
@@ -201,14 +198,7 @@ def bare_floor(bpy, bodies, view_layer, repeat):
             copy.parent = twin
         twins.append(twin)
     view_layer.update()
-    times = []
-    for n in range(repeat):
-        start = time.perf_counter()
-        for i, twin in enumerate(twins):
-            twin.location = (i * 0.3, n * 1e-3, 1.0)
-            twin.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        view_layer.update()
-        times.append(time.perf_counter() - start)
+    times = plain_move_times(twins, view_layer, repeat)
     for twin in twins:
         for child in twin.children:
             bpy.data.objects.remove(child)

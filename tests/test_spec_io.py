@@ -260,14 +260,21 @@ def test_bulk_writes_store_what_the_property_setters_store(kind, clean_scene):
         assert as_comparable(a) == as_comparable(b), attr.name
 
 
+def spec_with_non_default_settings():
+    """A new spec whose every scene-wide setting is set to a value not its default."""
+    spec = mujoco.MjSpec()
+    for kind in MODEL_SETTINGS:
+        for attr in KINDS[kind].attrs:
+            owner = spec_io.spec_settings(spec, kind, attr)
+            spec_io.set_attr(owner, attr, spec_io.to_mujoco(attr, non_default(attr)))
+    return spec
+
+
 def test_bulk_settings_store_what_the_property_setters_store(clean_scene):
-    original = mujoco.MjSpec()
+    original = spec_with_non_default_settings()
     one_by_one, _ = new_holder("model", "one by one")
     at_once, _ = new_holder("model", "at once")
     for kind in MODEL_SETTINGS:
-        for attr in KINDS[kind].attrs:
-            owner = spec_io.spec_settings(original, kind, attr)
-            spec_io.set_attr(owner, attr, spec_io.to_mujoco(attr, non_default(attr)))
         spec_io.settings_to_props(original, getattr(one_by_one, kind), kind)
         values.set_own(getattr(one_by_one, kind), [])
         with changes.quiet():
@@ -277,12 +284,9 @@ def test_bulk_settings_store_what_the_property_setters_store(clean_scene):
 
 
 def test_settings_non_default_values_round_trip(clean_scene, tmp_path):
-    original = mujoco.MjSpec()
+    original = spec_with_non_default_settings()
     root, _ = new_holder("model", "model")
     for kind in MODEL_SETTINGS:
-        for attr in KINDS[kind].attrs:
-            owner = spec_io.spec_settings(original, kind, attr)
-            spec_io.set_attr(owner, attr, spec_io.to_mujoco(attr, non_default(attr)))
         spec_io.settings_to_props(original, getattr(root, kind), kind)
     save_and_reload(tmp_path)
     root = bpy.data.objects["model"].mujoco.model
