@@ -168,9 +168,14 @@ def main():
 
 def plain_move_times(objects, view_layer, frames):
     """Seconds per frame to give `objects` new poses by plain assignments and update
-    the view layer: what Blender itself costs, no MJBlend code in between."""
+    the view layer: what Blender itself costs, no MJBlend code in between (its
+    depsgraph handler, which notes moved objects for the scan, is taken out)."""
+    import bpy
+    from mjblend.addon import handlers
+
     pos = [list(obj.location) for obj in objects]
     times = []
+    bpy.app.handlers.depsgraph_update_post.remove(handlers.note_moved_and_reshaped)
     for _ in range(frames):
         for p in pos:
             p[2] += 1e-4
@@ -180,6 +185,7 @@ def plain_move_times(objects, view_layer, frames):
             obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
         view_layer.update()
         times.append(time.perf_counter() - start)
+    bpy.app.handlers.depsgraph_update_post.append(handlers.note_moved_and_reshaped)
     return times
 
 
