@@ -488,6 +488,58 @@ def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None
         set_attr(element, attr, to_mujoco(attr, value))
 
 
+def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None) -> None:
+    """`write_pose(read_pose(group, kind), element, kind, unless)` in one pass (the
+    scan's per-element path): a stored value the same as in `unless` is compared as
+    stored and never converted."""
+    stored = group.get(POSE)
+    if stored is None:
+        return
+    stored = stored.to_dict()  # one conversion instead of one lookup per attribute
+    k = _kind(kind)
+    owners = {}
+    for attr, head, leaf in _pose_plan(k):
+        raw = stored.get(attr.prop)
+        if raw is None:
+            continue
+        if unless is not None and _stored_bits(raw, attr) == unless.get(attr.name):
+            continue
+        if attr.type == "enum":
+            set_attr(element, attr, int(raw))
+            continue
+        value = list(map(float, raw))
+        value = value if attr.is_vector else value[0]
+        if not head and attr.type in NUMERIC and attr.type != "int64":
+            setattr(element, leaf, value)
+        elif head and "." not in head:
+            owner = owners.get(head)
+            if owner is None:
+                owner = owners[head] = getattr(element, head)
+            setattr(owner, leaf, to_mujoco(attr, value))
+        else:
+            set_attr(element, attr, to_mujoco(attr, value))
+
+
+def _stored_bits(raw, attr: Attr):
+    """`bits` of the value `read_pose` makes of a stored one, without making it."""
+    if attr.type == "enum":
+        return int(raw)
+    if not attr.is_vector:
+        return _DOUBLE.pack(raw[0])
+    return _doubles(len(raw)).pack(*raw) if raw else ()
+
+
+_POSE_PLANS: dict[str, tuple] = {}
+
+
+def _pose_plan(k: Kind) -> tuple:
+    """(attr, owner path or "", leaf) of each spatial attribute of a kind, made once."""
+    plan = _POSE_PLANS.get(k.name)
+    if plan is None:
+        plan = _POSE_PLANS[k.name] = tuple((a, *a.name.rpartition(".")[::2]) for a in k.spatial)
+    return plan
+
+
 # ------------------------------------------------------- scene-wide settings
 
 
