@@ -338,8 +338,17 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
             value = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
         else:
             value = read_value(group, attr, name_of, on_missing)
-        if unless is not None and bits(value) == unless[attr.name]:
-            continue
+        if unless is not None:
+            # `bits`, inline for the common kinds: a float's bytes, an int / bool as it is
+            held = unless[attr.name]
+            if how is _ENUM or (how is _PLAIN and not attr.is_vector):
+                if value == held:
+                    continue
+            elif how is _FLOAT and not attr.is_vector:
+                if _DOUBLE.pack(value) == held:
+                    continue
+            elif bits(value) == held:
+                continue
         owner = element
         if head:
             owner = owners.get(head)
@@ -425,12 +434,20 @@ def _enum_numbers(enum: str) -> dict[str, int]:
     return numbers
 
 
-def _subset(k: Kind, only) -> list[tuple]:
-    """The `_step`s of the editable attributes of `k` named in `only`, in schema order."""
-    order = _EDITABLE_ORDER.get(k.name)
-    if order is None:
-        order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
-    return [step for _, step in sorted(order[n] for n in only if n in order)]
+def _subset(k: Kind, only) -> tuple:
+    """The `_step`s of the editable attributes of `k` named in `only`, in schema order;
+    made once per set of names (the elements of a class mostly share one)."""
+    key = (k.name, frozenset(only))
+    found = _SUBSETS.get(key)
+    if found is None:
+        order = _EDITABLE_ORDER.get(k.name)
+        if order is None:
+            order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
+        found = _SUBSETS[key] = tuple(step for _, step in sorted(order[n] for n in only if n in order))
+    return found
+
+
+_SUBSETS: dict[tuple, tuple] = {}
 
 
 _EDITABLE_ORDER: dict[str, dict[str, tuple[int, tuple]]] = {}
