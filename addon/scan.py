@@ -13,6 +13,7 @@ to what MuJoCo makes of the original file).
 from __future__ import annotations
 
 import os
+from itertools import chain
 
 import bpy
 import mujoco
@@ -267,8 +268,9 @@ class Scanner:
         vertices and faces, already in the frame the geom places (the export writes
         them to a file). An untouched imported mesh keeps referring to its file."""
         group = mesh.mujoco.mesh
-        untouched = group.get(SIGNATURE) == geometry.mesh_signature(mesh) \
-            if group.get(SIGNATURE) else bool(element.file or len(element.uservert))
+        signature = group.get(SIGNATURE)
+        untouched = geometry.same_mesh(mesh, signature) if signature \
+            else bool(element.file or len(element.uservert))
         if untouched or not len(mesh.vertices):
             return
         if mesh.uv_layers.active is not None:
@@ -395,7 +397,7 @@ class Scanner:
         location, rotation, _euler, mode, _scale, inverse = snapshot[:6]
         if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
                 and self._plain_parenting(obj, inverse):
-            spec_io.write_pose(spec_io.read_pose(group, kind), element, kind, unless=start)
+            spec_io.write_stored_pose(group, element, kind, unless=start)
             own_unit = group.get(DEGREE, self.model_degree)
             if own_unit is not None and bool(own_unit) != self.degree:
                 self._convert_angles(group, kind, element, bool(own_unit))
@@ -438,7 +440,7 @@ class Scanner:
     def _plain_parenting(self, obj, inverse):
         """`inverse`: the object's matrix_parent_inverse, as `transform` gives it."""
         parent = obj.parent
-        if parent is None or inverse != IDENTITY_ROWS:
+        if parent is None or inverse != IDENTITY:
             return False
         kind = self.kinds.get(parent.as_pointer())
         return kind != "none" if kind is not None else parent.mujoco.kind != "NONE"
@@ -654,10 +656,11 @@ def _snapshot(block, kind):
 
 def transform(obj) -> tuple:
     """An object's own transform, every part of it, as plain values."""
-    block = obj
-    return (tuple(block.location), tuple(block.rotation_quaternion), tuple(block.rotation_euler),
-            block.rotation_mode, tuple(block.scale), tuple(map(tuple, block.matrix_parent_inverse)),
-            tuple(block.rotation_axis_angle))
+    # slices read each vector once; the parent inverse as 16 floats, compared exactly
+    # (mathutils' own == lets values 1 ulp apart be equal)
+    return (obj.location[:], obj.rotation_quaternion[:], obj.rotation_euler[:],
+            obj.rotation_mode, obj.scale[:], tuple(chain.from_iterable(obj.matrix_parent_inverse.copy())),
+            obj.rotation_axis_angle[:])
 
 
 def _basis(snapshot) -> Matrix:
@@ -676,4 +679,4 @@ def _wrap_attr(name):
     return spec_io.KINDS["wrap"].attr(name)
 
 
-IDENTITY_ROWS = tuple(map(tuple, Matrix.Identity(4)))  # as `transform` gives a matrix
+IDENTITY = tuple(chain.from_iterable(Matrix.Identity(4)))  # as `transform` gives a matrix

@@ -338,8 +338,17 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
             value = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
         else:
             value = read_value(group, attr, name_of, on_missing)
-        if unless is not None and bits(value) == unless[attr.name]:
-            continue
+        if unless is not None:
+            # `bits`, inline for the common kinds: a float's bytes, an int / bool as it is
+            held = unless[attr.name]
+            if how is _ENUM or (how is _PLAIN and not attr.is_vector):
+                if value == held:
+                    continue
+            elif how is _FLOAT and not attr.is_vector:
+                if _DOUBLE.pack(value) == held:
+                    continue
+            elif bits(value) == held:
+                continue
         owner = element
         if head:
             owner = owners.get(head)
@@ -425,12 +434,20 @@ def _enum_numbers(enum: str) -> dict[str, int]:
     return numbers
 
 
-def _subset(k: Kind, only) -> list[tuple]:
-    """The `_step`s of the editable attributes of `k` named in `only`, in schema order."""
-    order = _EDITABLE_ORDER.get(k.name)
-    if order is None:
-        order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
-    return [step for _, step in sorted(order[n] for n in only if n in order)]
+def _subset(k: Kind, only) -> tuple:
+    """The `_step`s of the editable attributes of `k` named in `only`, in schema order;
+    made once per set of names (the elements of a class mostly share one)."""
+    key = (k.name, frozenset(only))
+    found = _SUBSETS.get(key)
+    if found is None:
+        order = _EDITABLE_ORDER.get(k.name)
+        if order is None:
+            order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
+        found = _SUBSETS[key] = tuple(step for _, step in sorted(order[n] for n in only if n in order))
+    return found
+
+
+_SUBSETS: dict[tuple, tuple] = {}
 
 
 _EDITABLE_ORDER: dict[str, dict[str, tuple[int, tuple]]] = {}
@@ -486,6 +503,58 @@ def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None
                 setattr(owner, leaf, to_mujoco(attr, value))
                 continue
         set_attr(element, attr, to_mujoco(attr, value))
+
+
+def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None) -> None:
+    """`write_pose(read_pose(group, kind), element, kind, unless)` in one pass (the
+    scan's per-element path): a stored value the same as in `unless` is compared as
+    stored and never converted."""
+    stored = group.get(POSE)
+    if stored is None:
+        return
+    stored = stored.to_dict()  # one conversion instead of one lookup per attribute
+    k = _kind(kind)
+    owners = {}
+    for attr, head, leaf in _pose_plan(k):
+        raw = stored.get(attr.prop)
+        if raw is None:
+            continue
+        if unless is not None and _stored_bits(raw, attr) == unless.get(attr.name):
+            continue
+        if attr.type == "enum":
+            set_attr(element, attr, int(raw))
+            continue
+        value = list(map(float, raw))
+        value = value if attr.is_vector else value[0]
+        if not head and attr.type in NUMERIC and attr.type != "int64":
+            setattr(element, leaf, value)
+        elif head and "." not in head:
+            owner = owners.get(head)
+            if owner is None:
+                owner = owners[head] = getattr(element, head)
+            setattr(owner, leaf, to_mujoco(attr, value))
+        else:
+            set_attr(element, attr, to_mujoco(attr, value))
+
+
+def _stored_bits(raw, attr: Attr):
+    """`bits` of the value `read_pose` makes of a stored one, without making it."""
+    if attr.type == "enum":
+        return int(raw)
+    if not attr.is_vector:
+        return _DOUBLE.pack(raw[0])
+    return _doubles(len(raw)).pack(*raw) if raw else ()
+
+
+_POSE_PLANS: dict[str, tuple] = {}
+
+
+def _pose_plan(k: Kind) -> tuple:
+    """(attr, owner path or "", leaf) of each spatial attribute of a kind, made once."""
+    plan = _POSE_PLANS.get(k.name)
+    if plan is None:
+        plan = _POSE_PLANS[k.name] = tuple((a, *a.name.rpartition(".")[::2]) for a in k.spatial)
+    return plan
 
 
 # ------------------------------------------------------- scene-wide settings

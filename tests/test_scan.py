@@ -87,3 +87,58 @@ def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     extra.mujoco.kind = "SITE"
     _spec, updated = scan.cached_spec(result.root)
     assert updated is None  # structure changed: a full scan
+
+
+def _edit_by_foreach(mesh):
+    coords = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", coords)
+    coords[0] += 0.01
+    mesh.vertices.foreach_set("co", coords)
+    mesh.update()
+
+
+def _edit_by_bmesh(mesh):
+    import bmesh
+
+    edit = bmesh.new()
+    edit.from_mesh(mesh)
+    edit.verts.ensure_lookup_table()
+    edit.verts[0].co.x += 0.01
+    edit.to_mesh(mesh)
+    edit.free()
+
+
+@needs_corpus
+@pytest.mark.parametrize("edit", [_edit_by_foreach, _edit_by_bmesh])
+def test_a_mesh_edited_after_a_scan_goes_in_as_its_new_geometry(edit, clean_scene):
+    result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
+    mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
+    first: list[str] = []
+    scan.scan_model(result.root, blender_meshes=first)
+    assert first == []  # untouched: every mesh refers to its file
+    edit(mesh)
+    moved = np.array(mesh.vertices[0].co, dtype=float)
+    edited: list[str] = []
+    spec = scan.scan_model(result.root, blender_meshes=edited)
+    assert edited == [mesh.mujoco.name]
+    element = spec.mesh(mesh.mujoco.name)
+    assert not element.file
+    verts = np.reshape(element.uservert, (-1, 3))
+    assert np.min(np.linalg.norm(verts - moved, axis=1)) < 1e-9
+
+
+@needs_corpus
+def test_a_mesh_signature_saved_in_the_older_form_still_counts(clean_scene):
+    from mjblend.importer import geometry
+    from mjblend.importer.build import SIGNATURE
+
+    result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
+    mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
+    mesh.mujoco.mesh[SIGNATURE] = geometry.mesh_signature(mesh, form="")  # blake2b, unmarked
+    untouched: list[str] = []
+    scan.scan_model(result.root, blender_meshes=untouched)
+    assert untouched == []
+    _edit_by_foreach(mesh)
+    edited: list[str] = []
+    scan.scan_model(result.root, blender_meshes=edited)
+    assert edited == [mesh.mujoco.name]
