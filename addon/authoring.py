@@ -69,6 +69,7 @@ def new_model(context, name: str = "model"):
     with changes.quiet():
         for kind in MODEL_SETTINGS:
             spec_io.settings_to_props(spec, getattr(model, kind), kind)
+            values.set_own(getattr(model, kind), [])  # a new spec's settings: none its own
         spec_io.settings_to_props(spec, model, "model")
         main = model.defaults.add()
         main.name = "main"

@@ -206,8 +206,9 @@ class Scanner:
 
     def _settings(self):
         for kind in MODEL_SETTINGS:
-            spec_io.props_to_settings(getattr(self.model, kind), self.spec, kind,
-                                      unless=_fresh_settings(kind))
+            group = getattr(self.model, kind)
+            spec_io.props_to_settings(group, self.spec, kind, unless=spec_io.new_spec_settings(kind),
+                                      only=_own(group))
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
@@ -609,17 +610,6 @@ def _fresh(kind) -> tuple[dict, dict]:
         found = _FRESH[kind] = (spec_io.bits_of(spec_io.values_of(element, kind)),
                                 spec_io.bits_of(spec_io.pose_of(element, kind)))
     return found
-
-
-def _fresh_settings(kind) -> dict:
-    """The settings of a new MjSpec, as `unless` takes them; made once per kind."""
-    found = _FRESH_SETTINGS.get(kind)
-    if found is None:
-        found = _FRESH_SETTINGS[kind] = spec_io.bits_of(spec_io.settings_values(mujoco.MjSpec(), kind))
-    return found
-
-
-_FRESH_SETTINGS: dict[str, dict] = {}
 
 
 def _fresh_values(kind) -> dict:

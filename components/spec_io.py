@@ -15,6 +15,7 @@ import operator
 import struct
 from typing import Any, Callable
 
+import mujoco
 import numpy as np
 
 from . import changes, values
@@ -592,11 +593,33 @@ def settings_to_props(spec, group, kind: str | Kind) -> None:
         values.write_raw(group, raw)
 
 
-def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None) -> None:
-    """Copy a settings kind's properties onto the spec; `unless` as props_to_element's
-    (e.g. `bits_of(settings_values(MjSpec(), kind))`: a new spec's settings)."""
+def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None,
+                      only: set[str] | None = None) -> None:
+    """Copy a settings kind's properties (all, or the names in `only`) onto the spec;
+    `unless` as props_to_element's (e.g. `new_spec_settings(kind)`)."""
     for path, steps in _settings_plan(_kind(kind)):
+        if only is not None:
+            steps = [step for step in steps if step[0].name in only]
         _copy_steps(group, _settings_owner(spec, path), steps, unless=unless)
+
+
+def new_spec_settings(kind: str) -> dict:
+    """The settings of a new MjSpec, as `unless` takes them; made once per kind."""
+    found = _NEW_SPEC_SETTINGS.get(kind)
+    if found is None:
+        found = _NEW_SPEC_SETTINGS[kind] = bits_of(settings_values(mujoco.MjSpec(), kind))
+    return found
+
+
+_NEW_SPEC_SETTINGS: dict[str, dict] = {}
+
+
+def settings_differing(spec, kind: str) -> list[str]:
+    """Names of a settings kind's attributes that `spec` sets to other than a new
+    spec's values: what a model's settings group records as its own (`values.own`),
+    so that the scan reads only those (and what is edited since)."""
+    fresh = new_spec_settings(kind)
+    return [name for name, value in settings_values(spec, kind).items() if bits(value) != fresh[name]]
 
 
 _SETTINGS_PLANS: dict[str, tuple] = {}

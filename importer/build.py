@@ -232,7 +232,9 @@ class Builder:
     def _settings(self):
         model_props = self.root.mujoco.model
         for kind in MODEL_SETTINGS:
-            spec_io.settings_to_props(self.spec, getattr(model_props, kind), kind)
+            group = getattr(model_props, kind)
+            spec_io.settings_to_props(self.spec, group, kind)
+            values.set_own(group, spec_io.settings_differing(self.spec, kind))  # see scan
         spec_io.settings_to_props(self.spec, model_props, "model")
 
     def _defaults(self):

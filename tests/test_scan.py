@@ -9,6 +9,7 @@ import pytest
 from helpers import CORPUS, corpus_params, needs_corpus
 
 from mjblend.addon import scan
+from mjblend.components import values
 from mjblend.importer import build
 
 # mjModel fields that record names or file paths (or their sizes), not the model
@@ -142,3 +143,24 @@ def test_a_mesh_signature_saved_in_the_older_form_still_counts(clean_scene):
     edited: list[str] = []
     scan.scan_model(result.root, blender_meshes=edited)
     assert edited == [mesh.mujoco.name]
+
+
+def test_settings_the_file_sets_and_later_edits_reach_the_spec(clean_scene, tmp_path):
+    """The import records which settings the file sets (the scan reads only those,
+    a new spec has the rest): what it sets, and any later edit, still goes in."""
+    path = tmp_path / "settings.xml"
+    path.write_text('<mujoco><option timestep="0.0025" integrator="RK4"/>'
+                    '<visual><global fovy="33"/></visual>'
+                    '<worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>',
+                    encoding="utf-8")
+    root = build.import_file(str(path), bpy.context.scene).root
+    settings = root.mujoco.model
+    assert sorted(values.own(settings.option)) == ["integrator", "timestep"]
+    assert scan.scan_model(root).compile().opt.timestep == 0.0025
+    settings.option.tolerance = 1e-6  # a default, edited: read from now on
+    settings.option.integrator = "EULER"  # set by the file, edited back to the default
+    settings.visual_global.fovy = 50
+    model = scan.scan_model(root).compile()
+    assert model.opt.tolerance == 1e-6 and model.opt.timestep == 0.0025
+    assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
+    assert model.vis.global_.fovy == 50
