@@ -79,21 +79,13 @@ def new_model(context, name: str = "model"):
     return root
 
 
-def fresh(kind: str):
-    """A new element of `kind` with MuJoCo's defaults."""
-    spec = mujoco.MjSpec()
-    if kind in SPATIAL:
-        return getattr(spec.worldbody.add_body(), "add_" + kind)()
-    return getattr(spec, "add_" + kind)()
-
-
 def fill(group, element, kind: str, targets: dict | None = None) -> None:
     """Copy a new `element` into `group`; what differs from MuJoCo's defaults counts
     as set by the element itself (so a class given later does not override it)."""
     with changes.quiet():
         spec_io.element_to_props(element, group, kind,
                                  find=lambda _kind, wanted: (targets or {}).get(wanted))
-    values.set_own(group, spec_io.differing(element, fresh(kind), kind))
+    values.set_own(group, spec_io.differing(element, spec_io.new_element_values(kind), kind))
 
 
 def unique_name(root, kind: str, base: str) -> str:

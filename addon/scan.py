@@ -319,9 +319,10 @@ class Scanner:
 
     def _copy(self, group, element, kind, block, fresh=True):
         """`fresh`: `element` was just added (not one refreshed in place)."""
-        # An element made from its class has the class's values already: only what it
-        # sets itself (imported or edited since) is written, as MJCF would have it.
-        only = _own(group) if id(element) in self.classed and kind in DEFAULT_KINDS else None
+        # An element made from its class has the class's values already, and one of a
+        # kind no class sets starts at MuJoCo's defaults: only what it sets itself
+        # (imported or edited since: `values.own`) is written, as MJCF would have it.
+        only = _own(group) if id(element) in self.classed or kind not in DEFAULT_KINDS else None
         if only is not None:
             self.owned[block.as_pointer()] = only
         # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
@@ -476,8 +477,8 @@ class Scanner:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
-            if id(element) in self.classed and self.owned.get(pointer) != _own(getattr(block.mujoco, kind)):
-                return None  # an attribute went back to its class: the element starts anew
+            if pointer in self.owned and self.owned[pointer] != _own(getattr(block.mujoco, kind)):
+                return None  # an attribute went back to its class or default: start anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
             self._copy(group, element, kind, block, fresh=False)
@@ -602,13 +603,8 @@ def _fresh(kind) -> tuple[dict, dict]:
     form `unless` takes them (`spec_io.bits_of`); made once."""
     found = _FRESH.get(kind)
     if found is None:
-        spec = mujoco.MjSpec()
-        if kind in SPATIAL_ADD:
-            element = getattr(spec.worldbody.add_body(), SPATIAL_ADD[kind])()
-        else:
-            element = getattr(spec, SPEC_ADD.get(kind) or ASSET_ADD[kind])()
-        found = _FRESH[kind] = (spec_io.bits_of(spec_io.values_of(element, kind)),
-                                spec_io.bits_of(spec_io.pose_of(element, kind)))
+        found = _FRESH[kind] = (spec_io.bits_of(spec_io.new_element_values(kind)),
+                                spec_io.bits_of(spec_io.pose_of(spec_io.new_element(kind), kind)))
     return found
 
 

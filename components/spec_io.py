@@ -245,12 +245,13 @@ def _kind(kind: str | Kind) -> Kind:
 
 
 def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
-                     only: set[str] | None = None) -> None:
+                     only: set[str] | None = None) -> dict:
     """Copy the attributes of `element` (all, or the names in `only`) into
     `group`; its pose, always, into `_pose`. Inside `changes.quiet()` (a bulk
-    writer) the values are stored as raw ID properties at once (values.raw_entries)."""
+    writer) the values are stored as raw ID properties at once (values.raw_entries).
+    Returns {attribute name: value} of what it copied (as `values_of` gives them)."""
     k = _kind(kind)
-    pose = {}
+    pose, copied = {}, {}
     raw = {} if changes.is_quiet() else None
     for attr, read in readers(k):
         if attr.spatial:
@@ -260,7 +261,7 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
                     list(value) if isinstance(value, tuple) else list(np.ravel(value))
             pose[attr.prop] = value
         elif only is None or attr.name in only:
-            value = read(element)
+            value = copied[attr.name] = read(element)
             if raw is None or not values.raw_entries(raw, attr, value,
                                                      _target(attr, value, find, element, k)):
                 write_value(group, attr, value, find, element, k)
@@ -268,6 +269,7 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
         values.write_raw(group, raw)
     if pose:
         group[POSE] = pose
+    return copied
 
 
 def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
@@ -275,6 +277,28 @@ def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
     if attr.type != "ref" or attr.ref == "default" or not (find and name):
         return None
     return find(_target_kinds(attr, element, kind), name)
+
+
+SPATIAL_KINDS = frozenset({"body", "frame", "joint", "geom", "site", "camera", "light"})
+
+
+def new_element(kind: str):
+    """A new element of `kind` in a new spec: MuJoCo's defaults."""
+    spec = mujoco.MjSpec()
+    if kind in SPATIAL_KINDS:
+        return getattr(spec.worldbody.add_body(), "add_" + kind)()
+    return getattr(spec, "add_" + kind)()
+
+
+def new_element_values(kind: str) -> dict:
+    """`values_of` a new element of `kind`; made once per kind (do not change it)."""
+    found = _NEW_ELEMENT_VALUES.get(kind)
+    if found is None:
+        found = _NEW_ELEMENT_VALUES[kind] = values_of(new_element(kind), kind)
+    return found
+
+
+_NEW_ELEMENT_VALUES: dict[str, dict] = {}
 
 
 def values_of(element, kind: str | Kind) -> dict:

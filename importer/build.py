@@ -614,7 +614,12 @@ class Builder:
                 continue
             cls = getattr(element, "classname", None)
             if cls is None or (cls.name, kind) not in self.class_values:
-                spec_io.element_to_props(element, getattr(block.mujoco, kind), kind, find=self._find)
+                group = getattr(block.mujoco, kind)
+                copied = spec_io.element_to_props(element, group, kind, find=self._find)
+                if kind not in DEFAULT_KINDS:  # no class: its own is what differs from
+                    # MuJoCo's defaults (the scan gives a new element only those)
+                    values.set_own(group, spec_io.differing(copied, spec_io.new_element_values(kind),
+                                                            kind))
                 continue
             own = spec_io.differing(element, self.class_values[(cls.name, kind)], kind)
             group = getattr(block.mujoco, kind)  # makes the raw group the copy goes into
