@@ -185,6 +185,7 @@ class Scanner:
         self.elements: dict[int, tuple] = {}  # as_pointer() -> (datablock, kind, element)
         self.classed: dict[int, str] = {}  # id() of elements created from a default class -> its name
         self._class_poses: dict[tuple, dict] = {}  # (class name, kind) -> its pose, as `unless`
+        self._class_parents: dict[str, str] = {}  # class name -> its parent's (not for main)
         self.inline_plugins: list = []  # nameless plugin objects: inline instances
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
@@ -225,6 +226,7 @@ class Scanner:
                     raise ScanError(f"default class {item.name!r}: parent class "
                                     f"{item.parent!r} does not exist", [self.root])
                 default = self.spec.add_default(item.name, parent)
+                self._class_parents[item.name] = item.parent or "main"
             for kind in DEFAULT_KINDS:
                 raw = item.get(kind)  # a look at the raw group first: most kinds are left alone
                 if raw is not None and raw.get(values.OWN) is not None and not len(raw[values.OWN]) \
@@ -237,7 +239,8 @@ class Scanner:
                 spec_io.props_to_element(group, element, kind, only=_own(group))
                 pose = spec_io.read_pose(group, kind)
                 if pose:  # written over what the class inherited, kept for its elements
-                    start = spec_io.bits_of(spec_io.pose_of(element, kind))
+                    start = self._class_pose(self._class_parents[item.name], kind) \
+                        if item.name != "main" else spec_io.bits_of(spec_io.pose_of(element, kind))
                     spec_io.write_pose(pose, element, kind, unless=start)
                     self._class_poses[(item.name, kind)] = {**start, **spec_io.bits_of(pose)}
 
@@ -308,14 +311,19 @@ class Scanner:
         if kind not in DEFAULT_KINDS:
             return _fresh_pose(kind)
         classname = self.classed.get(id(element))
-        if classname is not None:
-            key = (classname, kind)
-            found = self._class_poses.get(key)
-            if found is None:
-                found = self._class_poses[key] = spec_io.bits_of(spec_io.pose_of(
-                    getattr(self._classes[classname], kind), kind))
-            return found
-        return None
+        return None if classname is None else self._class_pose(classname, kind)
+
+    def _class_pose(self, classname, kind) -> dict:
+        """The pose a class gives elements of `kind` (as `unless` takes it): the one
+        `_defaults` recorded where the class sets one, else its parent's, else (main)
+        read off the spec's default class."""
+        key = (classname, kind)
+        found = self._class_poses.get(key)
+        if found is None:
+            parent = self._class_parents.get(classname)
+            found = self._class_poses[key] = self._class_pose(parent, kind) if parent else \
+                spec_io.bits_of(spec_io.pose_of(getattr(self.spec.default, kind), kind))
+        return found
 
     def _copy(self, group, element, kind, block, fresh=True):
         """`fresh`: `element` was just added (not one refreshed in place)."""
