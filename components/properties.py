@@ -18,10 +18,9 @@ from bpy.props import (BoolProperty, BoolVectorProperty, CollectionProperty, Enu
                        PointerProperty, StringProperty)
 
 from . import changes, values
-from .schema import (DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, OBJECT_KINDS, Attr,
+from .schema import (DATA_KINDS, DEFAULT_KINDS, GROUP_PREFIX, KINDS, MODEL_SETTINGS, OBJECT_KINDS, Attr,
                      enum_items, ref_id_type)
 
-PREFIX = "MJBLEND_PG_"
 TOUCH = changes.property_updated  # every edit marks its datablock for the next scan
 
 
@@ -97,9 +96,9 @@ class _Classes:
     def __init__(self):
         self.ordered: list[type] = []
         self.ref_items: dict[str, type] = {}
-        self.string_item = self._make(PREFIX + "string_item", {"value": StringProperty()})
+        self.string_item = self._make(GROUP_PREFIX + "string_item", {"value": StringProperty()})
         for id_type in ("Object", "Material", "Image", "Mesh"):
-            self.ref_items[id_type] = self._make(PREFIX + "ref_item_" + id_type.lower(), {
+            self.ref_items[id_type] = self._make(GROUP_PREFIX + "ref_item_" + id_type.lower(), {
                 "target": PointerProperty(type=getattr(bpy.types, id_type),
                                           update=lambda self, _c: setattr(self, "authored", "")),
                 "authored": StringProperty(description="Name the element was authored with"),
@@ -111,12 +110,12 @@ class _Classes:
         # A tendon's path is a list of wraps.
         self.kinds["tendon"] = self._kind_group("tendon", extra={
             "path": CollectionProperty(type=self.kinds["wrap"], description="Tendon path")})
-        self.default_class = self._make(PREFIX + "default_class", {
+        self.default_class = self._make(GROUP_PREFIX + "default_class", {
             "name": StringProperty(name="Class", description="Name of the default class"),
             "parent": StringProperty(name="Parent", description="Class this one inherits from"),
             **{k: PointerProperty(type=self.kinds[k]) for k in DEFAULT_KINDS},
         })
-        self.asset_item = self._make(PREFIX + "asset_item", {
+        self.asset_item = self._make(GROUP_PREFIX + "asset_item", {
             "block": PointerProperty(type=bpy.types.ID, description="An asset of the model")})
         self.kinds["model"] = self._kind_group("model", extra={
             "assets": CollectionProperty(type=self.asset_item,
@@ -142,7 +141,7 @@ class _Classes:
         for attr in KINDS[kind].editable:
             annotations[attr.prop] = self._attr_prop(attr)
         annotations.update(extra or {})
-        return self._make(PREFIX + kind, annotations)
+        return self._make(GROUP_PREFIX + kind, annotations)
 
     def _holder(self, what: str, kinds) -> type:
         items = [("NONE", "None", "Not a MuJoCo element", 0)]
@@ -159,7 +158,7 @@ class _Classes:
         }
         for k in kinds:
             annotations[k] = PointerProperty(type=self.kinds[k])
-        return self._make(PREFIX + what + "_element", annotations)
+        return self._make(GROUP_PREFIX + what + "_element", annotations)
 
     def _attr_prop(self, attr: Attr, update=None):
         """The Blender property of an attribute; `update` replaces the edit callback."""

@@ -115,6 +115,7 @@ def _kind(name: str, entry: dict) -> Kind:
 
 
 KINDS: dict[str, Kind] = {name: _kind(name, entry) for name, entry in schema_table.KINDS.items()}
+GROUP_PREFIX = "MJBLEND_PG_"  # a kind's property group class is GROUP_PREFIX + kind name
 
 # Where each kind lives in Blender.
 MODEL_SETTINGS = ("compiler", "lengthrange", "option", "size", "statistic",

@@ -29,7 +29,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .schema import NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident, enum_items, enum_value
+from .schema import (GROUP_PREFIX, KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident,
+                     enum_items, enum_value)
 
 EXACT, SEEN, OWN, REF = "_exact", "_seen", "_own", "_ref"
 
@@ -287,12 +288,24 @@ def set_own(group, names) -> None:
 
 
 def mark_own(group, name: str) -> None:
-    """The element now sets `name` itself (an edit)."""
+    """The element now sets `name` itself (an edit). A group with no record yet
+    starts one with every attribute it already stores: a model saved before the
+    import recorded `own` for every kind stores all its values, and the scan, which
+    reads only a group's own attributes, must not lose them after an edit."""
     own_ = group.get(OWN)
     if own_ is None:
-        group[OWN] = {name: 1}
+        group[OWN] = {**dict.fromkeys(_stored_names(group), 1), name: 1}
     else:
         own_[name] = 1
+
+
+def _stored_names(group) -> list[str]:
+    """Names of the attributes a group stores a value for (the rest read their defaults)."""
+    kind = KINDS.get(group.bl_rna.identifier.removeprefix(GROUP_PREFIX))
+    if kind is None:
+        return []
+    keys = set(group.keys())
+    return [attr.name for attr in kind.editable if attr.prop in keys or "_" + attr.prop in keys]
 
 
 def has_own(group) -> bool:

@@ -164,3 +164,23 @@ def test_settings_the_file_sets_and_later_edits_reach_the_spec(clean_scene, tmp_
     assert model.opt.tolerance == 1e-6 and model.opt.timestep == 0.0025
     assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
     assert model.vis.global_.fovy == 50
+
+
+def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_scene, tmp_path):
+    """A model saved before the import recorded `own` for bodies and settings stores
+    every value and no record: an edit then must not make the scan drop the rest."""
+    path = tmp_path / "old.xml"
+    path.write_text('<mujoco><option timestep="0.0025"/><worldbody>'
+                    '<body name="b" gravcomp="0.5"><inertial pos="0 0 0" mass="2" diaginertia="1 1 1"/>'
+                    '<freejoint/><geom size=".1"/></body></worldbody></mujoco>', encoding="utf-8")
+    result = build.import_file(str(path), bpy.context.scene)
+    body = result.by_id[("body", 1)].mujoco.body
+    option = result.root.mujoco.model.option
+    for group in (body, option):
+        del group[values.OWN]  # as an older MJBlend left it
+    body.gravcomp = 0.25  # edits
+    option.tolerance = 1e-6
+    assert {"mass", "gravcomp"} <= values.own(body) and {"timestep", "tolerance"} <= values.own(option)
+    model = scan.scan_model(result.root).compile()
+    assert model.body_mass[1] == 2 and model.body_gravcomp[1] == 0.25
+    assert model.opt.timestep == 0.0025 and model.opt.tolerance == 1e-6
