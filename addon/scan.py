@@ -485,8 +485,10 @@ class Scanner:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
-            if pointer in self.owned and self.owned[pointer] != _own(getattr(block.mujoco, kind)):
-                return None  # an attribute went back to its class or default: start anew
+            if pointer in self.owned:
+                own = _own(getattr(block.mujoco, kind))
+                if own is None or not own >= self.owned[pointer]:
+                    return None  # an attribute went back to its class or default: start anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
             self._copy(group, element, kind, block, fresh=False)

@@ -184,3 +184,23 @@ def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_s
     model = scan.scan_model(result.root).compile()
     assert model.body_mass[1] == 2 and model.body_gravcomp[1] == 0.25
     assert model.opt.timestep == 0.0025 and model.opt.tolerance == 1e-6
+
+
+def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_path):
+    """A body's first edit of an attribute adds it to its own set: the cached spec is
+    updated in place (nothing needs a new element), and equals a full scan."""
+    path = tmp_path / "two.xml"
+    path.write_text('<mujoco><worldbody><body name="a"><freejoint/><geom size=".1"/></body>'
+                    '<body name="b" pos="1 0 0"><freejoint/><geom size=".1"/></body></worldbody></mujoco>',
+                    encoding="utf-8")
+    result = build.import_file(str(path), bpy.context.scene)
+    scan.clear_cache()
+    spec, _ = scan.cached_spec(result.root)
+    body = result.by_id[("body", 2)].mujoco.body
+    assert "gravcomp" not in values.own(body)
+    body.gravcomp = 0.75
+    again, updated = scan.cached_spec(result.root)
+    assert again is spec and updated == 1
+    incremental = spec.compile()
+    assert incremental.body_gravcomp[2] == 0.75
+    assert model_differences(incremental, scan.scan_model(result.root).compile()) == []
