@@ -8,6 +8,7 @@ import math
 import textwrap
 
 import bpy
+import mujoco
 
 from ..components.schema import KINDS
 from . import live, validation
@@ -76,79 +77,85 @@ class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
 
 
 class _Readout(_SidebarPanel):
-    """A sub-panel of the running simulation, shown when the model has `count` > 0."""
+    """A sub-panel of the running simulation, shown when the model has `count` > 0:
+    one row per element of `kind` (at most MAX_ROWS), named after its object."""
 
     bl_parent_id = "MJBLEND_PT_simulation"
     count = ""  # an MjModel size: nu, njnt, nsensor
+    kind = ""  # the element kind of the rows
 
     @classmethod
     def poll(cls, context):
         running = _running(context)
         return running is not None and getattr(running.session.model, cls.count) > 0
 
+    def draw(self, context):
+        running = _running(context)
+        model, data = running.session.model, running.session.data
+        col = self.layout.column(align=True)
+        self.draw_header_rows(col)
+        for index in range(min(getattr(model, self.count), MAX_ROWS)):
+            obj = running.by_id.get((self.kind, index))
+            name = (obj.mujoco.name or obj.name) if obj else f"{self.kind} {index}"
+            self.draw_row(col, model, data, index, obj, name)
+
+    def draw_header_rows(self, col) -> None:
+        """Anything above the rows (none by default)."""
+
+    def draw_row(self, col, model, data, index, obj, name) -> None:
+        raise NotImplementedError
+
 
 class MJBLEND_PT_controls(_Readout, bpy.types.Panel):
     bl_idname = "MJBLEND_PT_controls"
     bl_label = "Controls"
-    count = "nu"
+    count, kind = "nu", "actuator"
 
-    def draw(self, context):
-        running = _running(context)
-        model = running.session.model
-        layout = self.layout
-        layout.operator("mujoco.zero_controls")
-        col = layout.column(align=True)
-        for index in range(min(model.nu, MAX_ROWS)):
-            obj = running.by_id.get(("actuator", index))
-            if obj is None:
-                continue
-            row = col.row(align=True)
-            row.prop(obj, "mujoco_ctrl", text=obj.mujoco.name or obj.name)
-            if model.actuator_ctrllimited[index]:
-                low, high = model.actuator_ctrlrange[index]
-                row.label(text=f"[{low:g}, {high:g}]")
+    def draw_header_rows(self, col):
+        col.operator("mujoco.zero_controls")
+
+    def draw_row(self, col, model, data, index, obj, name):
+        if obj is None:
+            return  # no object to hold the slider
+        row = col.row(align=True)
+        row.prop(obj, "mujoco_ctrl", text=name)
+        if model.actuator_ctrllimited[index]:
+            low, high = model.actuator_ctrlrange[index]
+            row.label(text=f"[{low:g}, {high:g}]")
+
+
+_HINGE, _SLIDE, _FREE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE),
+                         int(mujoco.mjtJoint.mjJNT_FREE))
 
 
 class MJBLEND_PT_joints(_Readout, bpy.types.Panel):
     bl_idname = "MJBLEND_PT_joints"
     bl_label = "Joints"
     bl_options = {"DEFAULT_CLOSED"}
-    count = "njnt"
+    count, kind = "njnt", "joint"
 
-    def draw(self, context):
-        running = _running(context)
-        model, data = running.session.model, running.session.data
-        col = self.layout.column(align=True)
-        for index in range(min(model.njnt, MAX_ROWS)):
-            obj = running.by_id.get(("joint", index))
-            name = (obj.mujoco.name or obj.name) if obj else f"joint {index}"
-            adr, kind = model.jnt_qposadr[index], int(model.jnt_type[index])
-            if kind == 3:  # hinge: also in degrees
-                value = data.qpos[adr]
-                col.label(text=f"{name}: {value:.4f} rad ({math.degrees(value):.1f} deg)")
-            elif kind == 2:
-                col.label(text=f"{name}: {data.qpos[adr]:.4f} m")
-            else:
-                width = 7 if kind == 0 else 4
-                col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))
+    def draw_row(self, col, model, data, index, obj, name):
+        adr, kind = model.jnt_qposadr[index], int(model.jnt_type[index])
+        if kind == _HINGE:  # also in degrees
+            value = data.qpos[adr]
+            col.label(text=f"{name}: {value:.4f} rad ({math.degrees(value):.1f} deg)")
+        elif kind == _SLIDE:
+            col.label(text=f"{name}: {data.qpos[adr]:.4f} m")
+        else:  # free: position and quaternion; ball: quaternion
+            width = 7 if kind == _FREE else 4
+            col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))
 
 
 class MJBLEND_PT_sensors(_Readout, bpy.types.Panel):
     bl_idname = "MJBLEND_PT_sensors"
     bl_label = "Sensors"
     bl_options = {"DEFAULT_CLOSED"}
-    count = "nsensor"
+    count, kind = "nsensor", "sensor"
 
-    def draw(self, context):
-        running = _running(context)
-        model, data = running.session.model, running.session.data
-        col = self.layout.column(align=True)
-        for index in range(min(model.nsensor, MAX_ROWS)):
-            obj = running.by_id.get(("sensor", index))
-            name = (obj.mujoco.name or obj.name) if obj else f"sensor {index}"
-            adr, dim = model.sensor_adr[index], model.sensor_dim[index]
-            values = " ".join(f"{v:.4g}" for v in data.sensordata[adr:adr + min(dim, 6)])
-            col.label(text=f"{name}: {values}{' ...' if dim > 6 else ''}")
+    def draw_row(self, col, model, data, index, obj, name):
+        adr, dim = model.sensor_adr[index], model.sensor_dim[index]
+        values = " ".join(f"{v:.4g}" for v in data.sensordata[adr:adr + min(dim, 6)])
+        col.label(text=f"{name}: {values}{' ...' if dim > 6 else ''}")
 
 
 class MJBLEND_PT_overrides(_SidebarPanel, bpy.types.Panel):

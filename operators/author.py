@@ -9,24 +9,10 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 
 from ..addon import authoring, convert, scan
-
-UNDOABLE = {"REGISTER", "UNDO"}
-
+from .reporting import UNDOABLE, run_reporting
 
 def _has_model(context) -> bool:
     return context.mode == "OBJECT" and bool(scan.model_roots(context.scene))
-
-
-def run_reporting(operator, make):
-    """Run `make()`, turning an AuthoringError into a report (and a made object into one)."""
-    try:
-        result = make()
-    except authoring.AuthoringError as error:
-        operator.report({"ERROR"}, str(error))
-        return {"CANCELLED"}
-    if isinstance(result, bpy.types.Object):
-        operator.report({"INFO"}, f"Added {result.mujoco.kind.lower()} {result.mujoco.name!r}")
-    return {"FINISHED"}
 
 
 class MUJOCO_OT_add_model(bpy.types.Operator):

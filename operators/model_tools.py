@@ -8,9 +8,7 @@ import bpy
 from bpy.props import StringProperty
 
 from ..addon import authoring, classes, keyframes, scan, validation
-from .author import run_reporting
-
-UNDOABLE = {"REGISTER", "UNDO"}
+from .reporting import UNDOABLE, run_reporting
 
 
 def _root(context):
@@ -36,16 +34,22 @@ class MUJOCO_OT_class_add(bpy.types.Operator):
         model = root.mujoco.model
         parent = _active_class(root) or "main"
         name = self.name or authoring.unique_class_name(root)
-        try:
-            classes.add_class(root, name, parent)
-        except classes.ClassError as error:
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        model.active_default = len(model.defaults) - 1
-        return {"FINISHED"}
+        outcome = run_reporting(self, lambda: classes.add_class(root, name, parent), classes.ClassError)
+        if outcome == {"FINISHED"}:
+            model.active_default = len(model.defaults) - 1
+        return outcome
 
 
-class MUJOCO_OT_class_rename(bpy.types.Operator):
+class _OnSelectedClass:
+    """An operator on the selected default class, other than main."""
+
+    @classmethod
+    def poll(cls, context):
+        root = _root(context)
+        return root is not None and _active_class(root) not in (None, "main")
+
+
+class MUJOCO_OT_class_rename(_OnSelectedClass, bpy.types.Operator):
     """Rename the selected default class and every use of it"""
 
     bl_idname = "mujoco.class_rename"
@@ -54,36 +58,22 @@ class MUJOCO_OT_class_rename(bpy.types.Operator):
 
     name: StringProperty(name="New Name")
 
-    @classmethod
-    def poll(cls, context):
-        root = _root(context)
-        return root is not None and _active_class(root) not in (None, "main")
-
     def invoke(self, context, _event):
         self.name = _active_class(_root(context))
         return context.window_manager.invoke_props_dialog(self)
 
     def execute(self, context):
         root = _root(context)
-        try:
-            classes.rename_class(root, _active_class(root), self.name.strip())
-        except classes.ClassError as error:
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        return {"FINISHED"}
+        return run_reporting(self, lambda: classes.rename_class(root, _active_class(root), self.name.strip()),
+                             classes.ClassError)
 
 
-class MUJOCO_OT_class_remove(bpy.types.Operator):
+class MUJOCO_OT_class_remove(_OnSelectedClass, bpy.types.Operator):
     """Delete the selected default class (its elements and child classes move to its parent)"""
 
     bl_idname = "mujoco.class_remove"
     bl_label = "Delete Class"
     bl_options = UNDOABLE
-
-    @classmethod
-    def poll(cls, context):
-        root = _root(context)
-        return root is not None and _active_class(root) not in (None, "main")
 
     def execute(self, context):
         root = _root(context)
@@ -159,10 +149,12 @@ class _KeyOperator:
         return any(o.mujoco.kind == "KEY" for o in context.scene.objects)
 
     def key(self, context):
+        """The keyframe object named `name`, or None (reported)."""
         obj = context.scene.objects.get(self.name) if self.name else None
         if obj is None or obj.mujoco.kind != "KEY":
             self.report({"ERROR"}, f"No keyframe {self.name!r}")
-        return obj if obj is not None and obj.mujoco.kind == "KEY" else None
+            return None
+        return obj
 
 
 class MUJOCO_OT_key_load(_KeyOperator, bpy.types.Operator):
@@ -176,12 +168,8 @@ class MUJOCO_OT_key_load(_KeyOperator, bpy.types.Operator):
         obj = self.key(context)
         if obj is None:
             return {"CANCELLED"}
-        try:
-            keyframes.load(context, obj)
-        except Exception as error:  # noqa: BLE001  (a model that does not compile: say so)
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        return {"FINISHED"}
+        # any error: a model that does not compile, say so
+        return run_reporting(self, lambda: keyframes.load(context, obj), Exception)
 
 
 class MUJOCO_OT_key_delete(_KeyOperator, bpy.types.Operator):

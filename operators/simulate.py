@@ -10,6 +10,7 @@ import bpy
 from bpy.props import FloatProperty, IntProperty
 
 from ..addon import authoring, live
+from .reporting import run_reporting
 
 
 def _start(operator, context):
@@ -134,14 +135,10 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
-        try:
-            running.reset(keyframe)
-        except ValueError as error:
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        if running.session.playing:
+        outcome = run_reporting(self, lambda: running.reset(keyframe), ValueError)
+        if outcome == {"FINISHED"} and running.session.playing:
             running.session.play(live.now())
-        return {"FINISHED"}
+        return outcome
 
 
 class MUJOCO_OT_stop(bpy.types.Operator):

@@ -191,6 +191,23 @@ def test_classes_rename_nest_and_delete(clean_scene):
         classes.remove_class(root, "main")
 
 
+def test_class_operators_add_rename_and_report_errors(clean_scene):
+    ops.add_model()
+    root = bpy.context.active_object
+    model = root.mujoco.model
+    assert ops.class_add(name="arm") == {"FINISHED"}
+    assert model.defaults[model.active_default].name == "arm"  # the new class is selected
+    with pytest.raises(RuntimeError, match="exists already"):  # an error report, in scripts
+        ops.class_add(name="arm")
+    assert [c.name for c in model.defaults].count("arm") == 1
+    with pytest.raises(RuntimeError, match="main"):
+        ops.class_rename(name="main")
+    assert ops.class_rename(name="hand") == {"FINISHED"}
+    assert classes.find(root, "hand") is not None and classes.find(root, "arm") is None
+    assert ops.class_remove() == {"FINISHED"}
+    assert classes.find(root, "hand") is None
+
+
 def _problem(scene):
     outcome = validation.validate(scene)
     assert not outcome.ok

@@ -21,12 +21,25 @@ def keep_for_docs(picture, name):
             dst.write(src.read())
 
 
+def run_gui_case(tmp_path, script):
+    """Run tests/gui/`script` in the real user interface: (process, its report, screenshot path)."""
+    result_file, picture = tmp_path / "result.json", tmp_path / "screenshot.png"
+    proc = run_gui_script(os.path.join(HERE, "gui", script), tmp_path,
+                          env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
+    return proc, read_report(proc, result_file), picture
+
+
+def check_clean_end(proc, tmp_path, picture, docs_name):
+    """Nothing left running, no traceback, a real screenshot (kept for the docs on request)."""
+    assert leftover_processes(tmp_path) == []
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert_real_screenshot(picture)
+    keep_for_docs(picture, docs_name)
+
+
 @pytest.mark.gui
 def test_play_runs_on_the_window_timer(tmp_path):
-    result_file, picture = tmp_path / "result.json", tmp_path / "simulation.png"
-    proc = run_gui_script(os.path.join(HERE, "gui", "play_modal.py"), tmp_path,
-                          env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
-    report = read_report(proc, result_file)
+    proc, report, picture = run_gui_case(tmp_path, "play_modal.py")
     assert report["modal_running"]
     samples = np.array(report["samples"])  # wall seconds, simulated seconds, box height
     wall, sim, height = samples[-1]
@@ -42,19 +55,12 @@ def test_play_runs_on_the_window_timer(tmp_path):
              "MJBLEND_MT_add_light", "MJBLEND_MT_add_actuator", "MJBLEND_MT_add_sensor",
              "MJBLEND_MT_add_equality", "MJBLEND_MT_convert"}
     assert menus <= set(report["drawn"]), sorted(menus - set(report["drawn"]))
-    assert leftover_processes(tmp_path) == []
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-
-    assert_real_screenshot(picture)
-    keep_for_docs(picture, "simulation-sidebar.png")
+    check_clean_end(proc, tmp_path, picture, "simulation-sidebar.png")
 
 
 @pytest.mark.gui
 def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
-    result_file, picture = tmp_path / "result.json", tmp_path / "perturb.png"
-    proc = run_gui_script(os.path.join(HERE, "gui", "perturb_drag.py"), tmp_path,
-                          env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
-    report = read_report(proc, result_file)
+    proc, report, picture = run_gui_case(tmp_path, "perturb_drag.py")
     wall, sim = report["realtime_total"]
     assert abs(sim - wall) < 0.2 * wall, f"{sim:.2f} s simulated in {wall:.2f} s of wall time"
     # the box follows the cursor (-X) by a clear margin, then comes to rest
@@ -72,11 +78,7 @@ def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
     # stopped: plain Blender, nothing simulated or grabbed
     assert not report["stopped_live"] and not report["stopped_box_moved"]
     assert report["double_click_selected"] == "pendulum"
-    assert leftover_processes(tmp_path) == []
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-
-    assert_real_screenshot(picture)
-    keep_for_docs(picture, "perturb-drag.png")
+    check_clean_end(proc, tmp_path, picture, "perturb-drag.png")
 
 
 @pytest.mark.gui

@@ -1,0 +1,23 @@
+"""What every MJBlend operator shares: its undo options and how it turns an
+expected failure into a report instead of a traceback."""
+
+from __future__ import annotations
+
+import bpy
+
+from ..addon import authoring
+
+UNDOABLE = {"REGISTER", "UNDO"}
+
+
+def run_reporting(operator, make, errors=(authoring.AuthoringError,)):
+    """Run `make()`: one of `errors` becomes an error report and CANCELLED; an object
+    it returns is reported as added."""
+    try:
+        result = make()
+    except errors as error:
+        operator.report({"ERROR"}, str(error))
+        return {"CANCELLED"}
+    if isinstance(result, bpy.types.Object):
+        operator.report({"INFO"}, f"Added {result.mujoco.kind.lower()} {result.mujoco.name!r}")
+    return {"FINISHED"}
