@@ -605,16 +605,19 @@ def settings_values(spec, kind: str | Kind) -> dict:
     return {attr.name: read(spec_settings(spec, k, attr)) for attr, read in readers(k)}
 
 
-def settings_to_props(spec, group, kind: str | Kind) -> None:
-    """Copy scene-wide settings into `group` (all at once inside `changes.quiet()`)."""
+def settings_to_props(spec, group, kind: str | Kind) -> dict:
+    """Copy scene-wide settings into `group` (all at once inside `changes.quiet()`);
+    returns {attribute name: value} of what it copied (as `settings_values`)."""
     k = _kind(kind)
     raw = {} if changes.is_quiet() else None
+    copied = {}
     for attr, read in readers(k):
-        value = read(spec_settings(spec, k, attr))
+        value = copied[attr.name] = read(spec_settings(spec, k, attr))
         if raw is None or not values.raw_entries(raw, attr, value):
             write_value(group, attr, value)
     if raw:
         values.write_raw(group, raw)
+    return copied
 
 
 def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None,
@@ -638,12 +641,12 @@ def new_spec_settings(kind: str) -> dict:
 _NEW_SPEC_SETTINGS: dict[str, dict] = {}
 
 
-def settings_differing(spec, kind: str) -> list[str]:
-    """Names of a settings kind's attributes that `spec` sets to other than a new
-    spec's values: what a model's settings group records as its own (`values.own`),
-    so that the scan reads only those (and what is edited since)."""
+def settings_differing(settings: dict, kind: str) -> list[str]:
+    """Names of the attributes in `settings` ({name: value} of a settings kind) whose
+    values differ from a new spec's: what a model's settings group records as its
+    own (`values.own`), so that the scan reads only those (and what is edited since)."""
     fresh = new_spec_settings(kind)
-    return [name for name, value in settings_values(spec, kind).items() if bits(value) != fresh[name]]
+    return [name for name, value in settings.items() if bits(value) != fresh[name]]
 
 
 _SETTINGS_PLANS: dict[str, tuple] = {}

@@ -233,8 +233,8 @@ class Builder:
         model_props = self.root.mujoco.model
         for kind in MODEL_SETTINGS:
             group = getattr(model_props, kind)
-            spec_io.settings_to_props(self.spec, group, kind)
-            values.set_own(group, spec_io.settings_differing(self.spec, kind))  # see scan
+            copied = spec_io.settings_to_props(self.spec, group, kind)
+            values.set_own(group, spec_io.settings_differing(copied, kind))  # see scan
         spec_io.settings_to_props(self.spec, model_props, "model")
 
     def _defaults(self):
