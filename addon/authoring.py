@@ -15,11 +15,11 @@ import numpy as np
 from mathutils import Matrix
 
 from ..components import changes, spec_io, values
-from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..importer.build import COLLECTED, LIGHT_TYPES
 from . import display, scan
 
-SPATIAL = ("body", "frame", "joint", "geom", "site", "camera", "light")
+SPATIAL = SPATIAL_KINDS  # the kinds Add > MuJoCo places in the body tree
 
 # sizes a new geom or site gets (MuJoCo's own default size is zero for geoms)
 GEOM_SIZES = {"SPHERE": (0.05, 0, 0), "CAPSULE": (0.02, 0.1, 0), "CYLINDER": (0.03, 0.05, 0),

@@ -21,14 +21,13 @@ import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
-from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..engine import frames
 from ..importer import geometry, materials
 from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                               SOURCE)
 
-SPATIAL_ADD = {"body": "add_body", "frame": "add_frame", "joint": "add_joint", "geom": "add_geom",
-               "site": "add_site", "camera": "add_camera", "light": "add_light"}
+SPATIAL_ADD = {kind: "add_" + kind for kind in SPATIAL_KINDS}
 SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
             "actuator": "add_actuator", "sensor": "add_sensor", "equality": "add_equality",
             "pair": "add_pair", "exclude": "add_exclude", "key": "add_key",
@@ -209,7 +208,7 @@ class Scanner:
         for kind in MODEL_SETTINGS:
             group = getattr(self.model, kind)
             spec_io.props_to_settings(group, self.spec, kind, unless=spec_io.new_spec_settings(kind),
-                                      only=_own(group))
+                                      only=values.recorded_own(group))
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
@@ -236,7 +235,7 @@ class Scanner:
                 element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
-                spec_io.props_to_element(group, element, kind, only=_own(group))
+                spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
                 pose = spec_io.read_pose(group, kind)
                 if pose:  # written over what the class inherited, kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
@@ -330,7 +329,8 @@ class Scanner:
         # An element made from its class has the class's values already, and one of a
         # kind no class sets starts at MuJoCo's defaults: only what it sets itself
         # (imported or edited since: `values.own`) is written, as MJCF would have it.
-        only = _own(group) if id(element) in self.classed or kind not in DEFAULT_KINDS else None
+        owns = id(element) in self.classed or kind not in DEFAULT_KINDS
+        only = values.recorded_own(group) if owns else None
         if only is not None:
             self.owned[block.as_pointer()] = only
         # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
@@ -486,7 +486,7 @@ class Scanner:
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
             if pointer in self.owned:
-                own = _own(getattr(block.mujoco, kind))
+                own = values.recorded_own(getattr(block.mujoco, kind))
                 if own is None or not own >= self.owned[pointer]:
                     return None  # an attribute went back to its class or default: start anew
             group = getattr(block.mujoco, kind)
@@ -624,12 +624,6 @@ def _fresh_values(kind) -> dict:
 
 def _fresh_pose(kind) -> dict:
     return _fresh(kind)[1]
-
-
-def _own(group):
-    """The attributes a group sets itself, or None (all) where that is not recorded."""
-    own = group.get(values.OWN)
-    return set(own.keys()) if own is not None else None
 
 
 def _first(item):

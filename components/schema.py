@@ -122,7 +122,8 @@ MODEL_SETTINGS = ("compiler", "lengthrange", "option", "size", "statistic",
                   "visual_global", "visual_quality", "visual_headlight", "visual_map",
                   "visual_scale", "visual_rgba")
 DATA_KINDS = {"mesh": "Mesh", "hfield": "Mesh", "material": "Material", "texture": "Image"}
-OBJECT_KINDS = ("model", "body", "frame", "joint", "geom", "site", "camera", "light",
+SPATIAL_KINDS = ("body", "frame", "joint", "geom", "site", "camera", "light")  # in the body tree
+OBJECT_KINDS = ("model", *SPATIAL_KINDS,
                 "flex", "skin", "tendon", "actuator", "sensor", "equality", "pair",
                 "exclude", "key", "numeric", "text", "tuple", "plugin")
 PART_KINDS = ("wrap",)  # held inside another kind's properties (a tendon's path)

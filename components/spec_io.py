@@ -19,8 +19,8 @@ import mujoco
 import numpy as np
 
 from . import changes, values
-from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, Kind, enum_ident,
-                     enum_items, referenced_kind, selector_fields)
+from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, SPATIAL_KINDS, VECTOR_TYPES, Attr, Kind,
+                     enum_ident, enum_items, referenced_kind, selector_fields)
 
 POSE = "_pose"  # raw ID property: exact authored spatial values
 
@@ -277,9 +277,6 @@ def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
     if attr.type != "ref" or attr.ref == "default" or not (find and name):
         return None
     return find(_target_kinds(attr, element, kind), name)
-
-
-SPATIAL_KINDS = frozenset({"body", "frame", "joint", "geom", "site", "camera", "light"})
 
 
 def new_element(kind: str):

@@ -308,6 +308,12 @@ def _stored_names(group) -> list[str]:
     return [attr.name for attr in kind.editable if attr.prop in keys or "_" + attr.prop in keys]
 
 
+def recorded_own(group) -> set[str] | None:
+    """`own`, or None where the group records no own set (then it sets everything)."""
+    own_ = group.get(OWN)
+    return set(own_.keys()) if own_ is not None else None
+
+
 def has_own(group) -> bool:
     """True when the group records which attributes it sets (imports and edits do)."""
     return group.get(OWN) is not None
