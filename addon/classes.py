@@ -11,7 +11,6 @@ the panels alike; "reset to class" drops an element's own value.
 from __future__ import annotations
 
 from ..components import changes, spec_io, values
-from ..components.schema import GROUP_PREFIX
 from ..components.schema import DEFAULT_KINDS
 from . import authoring, scan
 
@@ -136,7 +135,7 @@ def propagate(group, attr_name: str) -> None:
     holder = getattr(root, "mujoco", None)
     if getattr(holder, "kind", "") != "MODEL":
         return  # classes live on model roots
-    kind = group.rna_type.identifier.removeprefix(GROUP_PREFIX)
+    kind = values.kind_of(group)
     if kind not in DEFAULT_KINDS:
         return  # a setting of the model, not a class
     pointer = group.as_pointer()

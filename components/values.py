@@ -299,9 +299,14 @@ def mark_own(group, name: str) -> None:
         own_[name] = 1
 
 
+def kind_of(group) -> str:
+    """The element kind a property group holds ("geom", "option", ...)."""
+    return group.bl_rna.identifier.removeprefix(GROUP_PREFIX)
+
+
 def _stored_names(group) -> list[str]:
     """Names of the attributes a group stores a value for (the rest read their defaults)."""
-    kind = KINDS.get(group.bl_rna.identifier.removeprefix(GROUP_PREFIX))
+    kind = KINDS.get(kind_of(group))
     if kind is None:
         return []
     keys = set(group.keys())
