@@ -279,6 +279,17 @@ def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
     return find(_target_kinds(attr, element, kind), name)
 
 
+def class_of(element):
+    """The default class (MjsDefault) an element was made from; None for a kind
+    without classes. mujoco 4.0.0 gives most kinds a `classname`, a tendon a
+    `default()` method instead."""
+    cls = getattr(element, "classname", None)
+    if cls is None:
+        default = getattr(element, "default", None)
+        cls = default() if callable(default) else None
+    return cls
+
+
 def new_element(kind: str):
     """A new element of `kind` in a new spec: MuJoCo's defaults."""
     spec = mujoco.MjSpec()

@@ -413,7 +413,7 @@ class Builder:
         return obj
 
     def _class(self, holder, element):
-        cls = getattr(element, "classname", None)
+        cls = spec_io.class_of(element)
         holder["classname"] = cls.name if cls is not None else ""  # raw: the import is quiet
 
     # ------------------------------------------------------------ geom looks
@@ -612,7 +612,7 @@ class Builder:
                 group = block.mujoco.tendon.path[index]
                 spec_io.element_to_props(element, group, kind, find=self._find)
                 continue
-            cls = getattr(element, "classname", None)
+            cls = spec_io.class_of(element)
             if cls is None or (cls.name, kind) not in self.class_values:
                 group = getattr(block.mujoco, kind)
                 copied = spec_io.element_to_props(element, group, kind, find=self._find)

@@ -18,6 +18,8 @@ import xml.etree.ElementTree as ET
 
 import mujoco
 
+from ..components import spec_io
+
 _TETRAHEDRON = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
 
 
@@ -100,7 +102,7 @@ def _used_classes(spec) -> set[str]:
     for listname in ("geoms", "joints", "sites", "cameras", "lights", "meshes", "materials",
                      "textures", "pairs", "equalities", "tendons", "actuators", "flexes"):
         for element in getattr(spec, listname):
-            cls = getattr(element, "classname", None)
+            cls = spec_io.class_of(element)
             if cls is not None and cls.name:
                 names.add(cls.name)
     return names

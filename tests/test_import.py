@@ -190,6 +190,36 @@ def test_default_classes_and_own_attributes(clean_scene, tmp_path):
     assert "type" in values.own(thin_geom.mujoco.geom)       # set on the element
 
 
+
+TENDON_CLASS = """<mujoco>
+  <default><default class="stiff"><tendon stiffness="3" rgba="1 0 0 1"/></default></default>
+  <worldbody>
+    <body><joint name="j"/><geom size="0.1"/><site name="a"/></body>
+    <site name="b" pos="1 0 0"/>
+  </worldbody>
+  <tendon>
+    <spatial class="stiff" name="s" damping="2"><site site="a"/><site site="b"/></spatial>
+    <fixed name="f"><joint joint="j" coef="1"/></fixed>
+  </tendon>
+</mujoco>
+"""
+
+
+def test_tendons_keep_their_class(clean_scene, tmp_path):
+    """mujoco 4.0.0 names a tendon's class with `default()`, not `classname`."""
+    result = build.import_file(write_model(tmp_path, TENDON_CLASS), bpy.context.scene)
+    from mjblend.addon import scan
+    from mjblend.components import values
+    spatial, fixed = result.by_id[("tendon", 0)], result.by_id[("tendon", 1)]
+    assert (spatial.mujoco.classname, fixed.mujoco.classname) == ("stiff", "main")
+    assert values.own(spatial.mujoco.tendon) == {"damping"}  # stiffness and rgba: the class's
+    spec = scan.scan_model(result.root)
+    written = mujoco.MjSpec.from_string(spec.to_xml())
+    assert written.tendons[0].default().name == "stiff"
+    model = spec.compile()
+    assert model.tendon_stiffness[0] == 3 and model.tendon_damping[0] == 2
+    assert list(model.tendon_rgba[0]) == [1, 0, 0, 1] and model.tendon_stiffness[1] == 0
+
 @pytest.mark.parametrize("model", corpus_params())
 def test_class_tree_without_the_writers_full_cost_is_the_same(model):
     """Skipping the writer where the text has no class, and writing the file read again
