@@ -5,7 +5,7 @@ from bpy.app.handlers import persistent
 
 from ..components import changes
 from ..importer.materials import PACK_ON_SAVE
-from . import live, validation
+from . import live, scan, validation
 
 
 @persistent
@@ -40,6 +40,13 @@ def end_simulations(*_args):
 
 
 @persistent
+def forget_scans(*_args):
+    """Undo, redo and file load put back values without the edits reporting them:
+    the next scan starts anew."""
+    scan.clear_cache()
+
+
+@persistent
 def save_authored_poses(*_args):
     """A .blend holds the authored poses, never simulated ones."""
     for running in live.all_live():
@@ -59,6 +66,9 @@ HANDLERS = ((bpy.app.handlers.save_pre, pack_generated_images),
             (bpy.app.handlers.load_pre, end_simulations),
             (bpy.app.handlers.undo_pre, end_simulations),
             (bpy.app.handlers.redo_pre, end_simulations),
+            (bpy.app.handlers.load_post, forget_scans),
+            (bpy.app.handlers.undo_post, forget_scans),
+            (bpy.app.handlers.redo_post, forget_scans),
             (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 

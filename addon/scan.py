@@ -13,7 +13,6 @@ to what MuJoCo makes of the original file).
 from __future__ import annotations
 
 import os
-from itertools import chain
 
 import bpy
 import mujoco
@@ -83,11 +82,39 @@ def scan_model(root, warnings: list[str] | None = None,
 
 
 class _Entry:
-    def __init__(self, scanner, signature):
-        self.spec, self.signature = scanner.spec, signature
+    def __init__(self, scanner, root, objects):
+        self.spec = scanner.spec
         self.scanner = scanner  # keeps the element of each object, for in-place updates
+        self.layout = _layout(root, objects)
+        # the rest of the structure changes only by property edits, which report the object
+        self.identities = {obj.as_pointer(): _identity(obj) for obj in objects}
         self.pending: set[int] = set()
         self.moved: set[int] = set()
+
+    def same_structure(self, root, objects) -> bool:
+        """True while no object was added, removed, reparented, renamed, re-kinded or
+        re-classed, and the model's assets and classes are the same."""
+        if _layout(root, objects) != self.layout:
+            return False
+        edited = self.pending & self.identities.keys()
+        if not edited:
+            return True
+        by_pointer = {obj.as_pointer(): obj for obj in objects}
+        return all(_identity(by_pointer[p]) == self.identities[p] for p in edited)
+
+
+def _layout(root, objects) -> tuple:
+    """The objects below a model root, their parents, the model's assets and classes.
+    Compared as lists of objects (bpy's == compares the ID pointers): ~0.3 µs an
+    object, a fifth of reading each object's identity, so an unchanged rescan is cheap."""
+    model = root.mujoco.model
+    return (list(objects), [obj.parent for obj in objects], [a.block for a in model.assets],
+            [(c.name, c.parent) for c in model.defaults])
+
+
+def _identity(obj) -> tuple:
+    holder = obj.mujoco
+    return holder.kind, holder.name, holder.classname, obj.get(ORDER, -1)
 
 
 _CACHE: dict[int, _Entry] = {}
@@ -99,6 +126,8 @@ HELD: dict[int, tuple] = {}
 
 
 def clear_cache():
+    """Forget every scan (after undo, redo or a file load, which may put back
+    values and names without reporting them)."""
     _CACHE.clear()
 
 
@@ -117,17 +146,16 @@ def cached_spec(root, warnings: list[str] | None = None):
         entry.pending |= touched
         entry.moved |= moved
     key = root.as_pointer()
-    signature = structure_signature(root)
+    objects = root.children_recursive
     entry = _CACHE.get(key)
-    if entry is None or entry.signature != signature or key in entry.pending:
-        _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []), signature)
-        return _CACHE[key].spec, None
-    updated = entry.scanner.refresh(entry.pending, entry.moved)
-    entry.pending.clear()
-    entry.moved.clear()
-    if updated is None:  # a change an in-place update cannot make
-        _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []), signature)
-        return _CACHE[key].spec, None
+    updated = None
+    if entry is not None and key not in entry.pending and entry.same_structure(root, objects):
+        updated = entry.scanner.refresh(entry.pending, entry.moved)  # None: it cannot
+        entry.pending.clear()
+        entry.moved.clear()
+    if updated is None:
+        entry = _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []),
+                                     root, objects)
     return entry.spec, updated
 
 
@@ -395,7 +423,7 @@ class Scanner:
         self.elements[pointer] = (obj, kind, element)
         self.snapshots[pointer] = snapshot
         scale = snapshot[4]
-        if any(abs(s - 1.0) > 1e-6 for s in scale):
+        if scale != (1.0, 1.0, 1.0) and any(abs(s - 1.0) > 1e-6 for s in scale):
             self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
@@ -646,10 +674,10 @@ def _snapshot(block, kind):
 
 def transform(obj) -> tuple:
     """An object's own transform, every part of it, as plain values."""
-    # slices read each vector once; the parent inverse as 16 floats, compared exactly
-    # (mathutils' own == lets values 1 ulp apart be equal)
+    # slices read each vector once; the parent inverse as its bytes, compared exactly
+    # (mathutils' own == lets values 1 ulp apart be equal) and 4x faster than 16 floats
     return (obj.location[:], obj.rotation_quaternion[:], obj.rotation_euler[:],
-            obj.rotation_mode, obj.scale[:], tuple(chain.from_iterable(obj.matrix_parent_inverse.copy())),
+            obj.rotation_mode, obj.scale[:], memoryview(obj.matrix_parent_inverse).tobytes(),
             obj.rotation_axis_angle[:])
 
 
@@ -669,4 +697,4 @@ def _wrap_attr(name):
     return spec_io.KINDS["wrap"].attr(name)
 
 
-IDENTITY = tuple(chain.from_iterable(Matrix.Identity(4)))  # as `transform` gives a matrix
+IDENTITY = memoryview(Matrix.Identity(4)).tobytes()  # as `transform` gives a matrix

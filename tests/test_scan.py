@@ -186,6 +186,51 @@ def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_s
     assert model.opt.timestep == 0.0025 and model.opt.tolerance == 1e-6
 
 
+TWO_BODIES = ('<mujoco><worldbody><body name="a"><freejoint/><geom name="ga" size=".1"/></body>'
+              '<body name="b" pos="1 0 0"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia=".1 .1 .1"/>'
+              '<geom name="gb" size=".1"/>'
+              '<site name="s"/></body></worldbody></mujoco>')
+
+
+def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
+    """The cached rescan compares only the object list and parents, and the identity
+    (kind, MJCF name, class) of edited objects: each structural change still gives a
+    full scan with the change in it; undo puts back values unreported: a full scan."""
+    path = tmp_path / "two.xml"
+    path.write_text(TWO_BODIES, encoding="utf-8")
+    result = build.import_file(str(path), bpy.context.scene)
+    scan.clear_cache()
+    scan.cached_spec(result.root)
+    body_a, geom_b = result.by_id[("body", 1)], result.by_id[("geom", 1)]
+
+    def full_scan():
+        spec, updated = scan.cached_spec(result.root)
+        assert updated is None
+        assert scan.cached_spec(result.root) == (spec, 0)  # and then nothing to do
+        return spec.compile()
+
+    geom_b.mujoco.name = "renamed"
+    assert mujoco.mj_name2id(full_scan(), mujoco.mjtObj.mjOBJ_GEOM, "renamed") == 1
+    assert geom_b.mujoco.classname == "main"
+    geom_b.mujoco.classname = ""  # (no class: MuJoCo gives it main)
+    assert full_scan().ngeom == 2
+    geom_b.parent = body_a
+    assert list(full_scan().geom_bodyid) == [1, 1]
+    bpy.data.objects.remove(result.by_id[("site", 0)])
+    assert full_scan().nsite == 0
+
+    before = scan.cached_spec(result.root)[0].compile().body_mass[1]  # two spheres
+    bpy.ops.ed.undo_push(message="before the edit")
+    geom_b.mujoco.geom.mass = 5.0
+    bpy.ops.ed.undo_push(message="the edit")
+    spec, updated = scan.cached_spec(result.root)
+    assert updated == 1 and spec.compile().body_mass[1] == pytest.approx(before / 2 + 5)
+    bpy.ops.ed.undo()
+    assert scan._CACHE == {}  # forgotten (this bpy moves the objects too; Blender may not)
+    spec, updated = scan.cached_spec(scan.model_roots(bpy.context.scene)[0])
+    assert updated is None and spec.compile().body_mass[1] == before
+
+
 def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_path):
     """A body's first edit of an attribute adds it to its own set: the cached spec is
     updated in place (nothing needs a new element), and equals a full scan."""
