@@ -256,9 +256,8 @@ class Scanner:
                 self._class_parents[item.name] = item.parent or "main"
             for kind in DEFAULT_KINDS:
                 raw = item.get(kind)  # a look at the raw group first: most kinds are left alone
-                if raw is not None and raw.get(values.OWN) is not None and not len(raw[values.OWN]) \
-                        and raw.get(spec_io.POSE) is None:
-                    continue  # the class sets nothing of this kind itself
+                if raw is not None and spec_io.POSE not in raw and not raw.get(values.OWN, True):
+                    continue  # the class sets nothing of this kind itself (an empty own)
                 group = getattr(item, kind)
                 element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
@@ -267,9 +266,11 @@ class Scanner:
                 pose = spec_io.read_pose(group, kind)
                 if pose:  # written over what the class inherited, kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
-                        if item.name != "main" else spec_io.bits_of(spec_io.pose_of(element, kind))
-                    spec_io.write_pose(pose, element, kind, unless=start)
-                    self._class_poses[(item.name, kind)] = {**start, **spec_io.bits_of(pose)}
+                        if item.name != "main" else _fresh_pose(kind)
+                    mine = spec_io.bits_of(pose)
+                    spec_io.write_pose({name: value for name, value in pose.items()
+                                        if mine[name] != start.get(name)}, element, kind)
+                    self._class_poses[(item.name, kind)] = {**start, **mine}
 
     def _assets(self):
         for entry in self.model.assets:
@@ -348,8 +349,9 @@ class Scanner:
         found = self._class_poses.get(key)
         if found is None:
             parent = self._class_parents.get(classname)
+            # main gives what it was not set: MuJoCo's defaults, as a new element holds them
             found = self._class_poses[key] = self._class_pose(parent, kind) if parent else \
-                spec_io.bits_of(spec_io.pose_of(getattr(self.spec.default, kind), kind))
+                _fresh_pose(kind)
         return found
 
     def _copy(self, group, element, kind, block, fresh=True):

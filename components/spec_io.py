@@ -390,13 +390,7 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
         if how is _FLOAT or how is _PLAIN:
             setattr(owner, leaf, list(value) if attr.is_vector else value)
         elif how is _ENUM:
-            cast = _CASTS.get((type(owner), leaf))
-            if cast is None:  # as set_attr decides it: a plain int or the binding's enum type
-                current = getattr(owner, leaf)
-                cast = int if isinstance(current, int) and not hasattr(current, "name") \
-                    else type(current)
-                _CASTS[(type(owner), leaf)] = cast
-            setattr(owner, leaf, cast(value))
+            setattr(owner, leaf, _enum_cast(owner, leaf)(value))
         else:
             if attr.type in ("refvec", "stringvec") and not value \
                     and not len(get_attr(element, attr)):
@@ -541,33 +535,37 @@ def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None
 def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None) -> None:
     """`write_pose(read_pose(group, kind), element, kind, unless)` in one pass (the
     scan's per-element path): a stored value the same as in `unless` is compared as
-    stored and never converted."""
+    stored and never converted. The values of an alternative orientation (alt.euler,
+    ...) whose type is the quaternion are not set: MuJoCo reads them only by type."""
     stored = group.get(POSE)
     if stored is None:
         return
     stored = stored.to_dict()  # one conversion instead of one lookup per attribute
-    k = _kind(kind)
     owners = {}
-    for attr, head, leaf in _pose_plan(k):
+    for attr, head, leaf, orientation_type in _pose_plan(_kind(kind)):
         raw = stored.get(attr.prop)
-        if raw is None:
+        if raw is None or (orientation_type and stored.get(orientation_type) == _QUAT):
             continue
         if unless is not None and _stored_bits(raw, attr) == unless.get(attr.name):
             continue
-        if attr.type == "enum":
-            set_attr(element, attr, int(raw))
-            continue
-        value = list(map(float, raw))
-        value = value if attr.is_vector else value[0]
-        if not head and attr.type in NUMERIC and attr.type != "int64":
-            setattr(element, leaf, value)
-        elif head and "." not in head:
+        owner = element
+        if head:
             owner = owners.get(head)
             if owner is None:
-                owner = owners[head] = getattr(element, head)
-            setattr(owner, leaf, to_mujoco(attr, value))
+                owner = owners[head] = _resolve(element, attr.name)[0]
+        if attr.type == "enum":
+            setattr(owner, leaf, _enum_cast(owner, leaf)(int(raw)))
+            continue
+        value = list(map(float, raw))
+        if not attr.is_vector:
+            setattr(owner, leaf, value[0])
+        elif attr.type in NUMERIC and attr.type != "int64":
+            setattr(owner, leaf, value)  # a list of doubles, as to_mujoco would give
         else:
-            set_attr(element, attr, to_mujoco(attr, value))
+            setattr(owner, leaf, to_mujoco(attr, value))
+
+
+_QUAT = int(mujoco.mjtOrientation.mjORIENTATION_QUAT)
 
 
 def _stored_bits(raw, attr: Attr):
@@ -583,11 +581,28 @@ _POSE_PLANS: dict[str, tuple] = {}
 
 
 def _pose_plan(k: Kind) -> tuple:
-    """(attr, owner path or "", leaf) of each spatial attribute of a kind, made once."""
+    """(attr, owner path or "", leaf, the stored name of the orientation type it is an
+    alternative of or "") of each spatial attribute of a kind, made once."""
     plan = _POSE_PLANS.get(k.name)
     if plan is None:
-        plan = _POSE_PLANS[k.name] = tuple((a, *a.name.rpartition(".")[::2]) for a in k.spatial)
+        types = {a.name: a.prop for a in k.spatial if a.enum == "mjtOrientation"}
+        plan = []
+        for attr in k.spatial:
+            head, _, leaf = attr.name.rpartition(".")
+            plan.append((attr, head, leaf, types.get(head + ".type", "") if leaf != "type" else ""))
+        plan = _POSE_PLANS[k.name] = tuple(plan)
     return plan
+
+
+def _enum_cast(owner, leaf: str) -> type:
+    """What the binding's setter of an enum attribute takes: a plain int or its enum
+    type (as set_attr decides it), found once per Mjs class and attribute."""
+    cast = _CASTS.get((type(owner), leaf))
+    if cast is None:
+        current = getattr(owner, leaf)
+        cast = _CASTS[(type(owner), leaf)] = \
+            int if isinstance(current, int) and not hasattr(current, "name") else type(current)
+    return cast
 
 
 # ------------------------------------------------------- scene-wide settings

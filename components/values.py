@@ -313,10 +313,10 @@ def _stored_names(group) -> list[str]:
     return [attr.name for attr in kind.editable if attr.prop in keys or "_" + attr.prop in keys]
 
 
-def recorded_own(group) -> set[str] | None:
+def recorded_own(group) -> frozenset[str] | None:
     """`own`, or None where the group records no own set (then it sets everything)."""
     own_ = group.get(OWN)
-    return set(own_.keys()) if own_ is not None else None
+    return frozenset(own_.keys()) if own_ is not None else None
 
 
 def has_own(group) -> bool:
