@@ -190,6 +190,8 @@ class Scanner:
         self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
         self.model_degree = self.model.get(DEGREE)  # the angle unit most elements were written in
+        # only an import from files of mixed angle units (and angles to convert) sets it
+        self.mixed_units = self.model.get(ANGLE_UNIT) is not None
         self.spec = spec = mujoco.MjSpec()
         # Object.children walks all of bpy.data.objects on every call: one pass instead,
         # which also reads each object's kind and order once
@@ -438,7 +440,7 @@ class Scanner:
         if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
                 and self._plain_parenting(obj, inverse):
             spec_io.write_stored_pose(group, element, kind, unless=start)
-            own_unit = group.get(DEGREE, self.model_degree)
+            own_unit = group.get(DEGREE, self.model_degree) if self.mixed_units else None
             if own_unit is not None and bool(own_unit) != self.degree:
                 self._convert_angles(group, kind, element, bool(own_unit))
             return
