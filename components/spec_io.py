@@ -369,6 +369,11 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
                 value = tuple(value)
         elif how is _ENUM:
             value = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
+        elif how is _REF:  # read_ref, the common case inline: a class name or a target
+            value = getattr(group, attr.prop)
+            if attr.ref != "default":
+                value = name_of(value) if value is not None else \
+                    values.read_ref(group, attr, name_of, on_missing)
         else:
             value = read_value(group, attr, name_of, on_missing)
         if unless is not None:
@@ -389,6 +394,8 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
                 owner = owners[head] = _resolve(element, attr.name)[0]
         if how is _FLOAT or how is _PLAIN:
             setattr(owner, leaf, list(value) if attr.is_vector else value)
+        elif how is _REF:
+            setattr(owner, leaf, value)  # a name (set_attr's own way for a reference)
         elif how is _ENUM:
             setattr(owner, leaf, _enum_cast(owner, leaf)(value))
         else:
@@ -399,8 +406,8 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
 
 
 # how props_to_element copies an attribute of each type: inline, or read_value / set_attr
-_FLOAT, _PLAIN, _ENUM, _OTHER = "float", "plain", "enum", "other"
-_HOW = {"float": _FLOAT, "float32": _FLOAT, "int": _PLAIN, "bool": _PLAIN, "enum": _ENUM}
+_FLOAT, _PLAIN, _ENUM, _REF, _OTHER = "float", "plain", "enum", "ref", "other"
+_HOW = {"float": _FLOAT, "float32": _FLOAT, "int": _PLAIN, "bool": _PLAIN, "enum": _ENUM, "ref": _REF}
 _CASTS: dict[tuple[type, str], type] = {}  # (Mjs class, enum attribute) -> what its setter takes
 _ENUM_NUMBERS: dict[str, dict[str, int]] = {}
 _PLANS: dict[str, tuple] = {}
