@@ -195,14 +195,16 @@ class Scanner:
         self.spec = spec = mujoco.MjSpec()
         # Object.children walks all of bpy.data.objects on every call: one pass instead,
         # which also reads each object's kind and order once
-        self.children: dict[int, list] = {}  # as_pointer() -> [(order, object, kind, holder)]
+        # as_pointer() -> [(order, object, kind, holder, its as_pointer())]
+        self.children: dict[int, list] = {}
         self.kinds: dict[int, str] = {root.as_pointer(): "model"}  # as_pointer() -> kind
         for obj in root.children_recursive:
             holder = obj.mujoco
             kind = holder.kind.lower()
-            self.kinds[obj.as_pointer()] = kind
+            pointer = obj.as_pointer()
+            self.kinds[pointer] = kind
             self.children.setdefault(obj.parent.as_pointer(), []).append(
-                (_order(obj), obj, kind, holder))
+                (_order(obj), obj, kind, holder, pointer))
         for members in self.children.values():
             members.sort(key=_first)
         spec.modelname = root.mujoco.name or root.name
@@ -225,7 +227,8 @@ class Scanner:
         self._defaults()
         self._assets()
         self.sections = {kind: [] for kind in SECTION_ORDER}
-        self._body(root, spec.worldbody)
+        self.worldbody = spec.worldbody
+        self._body(root.as_pointer(), spec.worldbody)
         self._activate_plugins()
         self._sections()
         self._inline_plugin_instances()
@@ -356,15 +359,16 @@ class Scanner:
                 _fresh_pose(kind)
         return found
 
-    def _copy(self, group, element, kind, block, fresh=True):
-        """`fresh`: `element` was just added (not one refreshed in place)."""
+    def _copy(self, group, element, kind, block, pointer=None, fresh=True):
+        """`pointer`: the block's as_pointer(), if known; `fresh`: `element` was just
+        added (not one refreshed in place)."""
         # An element made from its class has the class's values already, and one of a
         # kind no class sets starts at MuJoCo's defaults: only what it sets itself
         # (imported or edited since: `values.own`) is written, as MJCF would have it.
         owns = id(element) in self.classed or kind not in DEFAULT_KINDS
         only = values.recorded_own(group) if owns else None
         if only is not None:
-            self.owned[block.as_pointer()] = only
+            self.owned[pointer or block.as_pointer()] = only
         # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
         unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
         spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
@@ -384,61 +388,66 @@ class Scanner:
 
     # ----------------------------------------------------------- body tree
 
-    def _body(self, obj, body):
-        """The contents of body object `obj` (or the root) into Mjs body `body`.
+    def _body(self, pointer, body):
+        """The contents of the body object (or root) whose as_pointer() is `pointer`
+        into Mjs body `body`.
 
         Frames come first; then every element of the body, whichever frame it sits
         in, in MuJoCo id order, so that the compiled ids are the original ones."""
         members = []
-        self._gather(obj, body, members)
+        self._gather(pointer, body, members)
         members.sort(key=_first)
-        for _order_key, child, kind, holder, parent in members:
-            element = self._spatial(child, kind, parent, holder)
+        for _order_key, child, kind, holder, child_pointer, parent, in_element in members:
+            element = self._spatial(child, kind, parent, holder, child_pointer, in_element)
             if kind == "body":
-                self._body(child, element)
+                self._body(child_pointer, element)
 
-    def _gather(self, obj, parent, members):
-        """Walk `obj`'s children down through frames (not bodies): create the
-        frames, collect the other members with the Mjs body/frame they go in."""
-        for order, child, kind, holder in self.children.get(obj.as_pointer(), ()):
+    def _gather(self, pointer, parent, members, in_element=True):
+        """Walk the children of the object at `pointer` down through frames (not
+        bodies): create the frames, collect the other members with the Mjs body/frame
+        they go in. `in_element`: that object is a MuJoCo element (or the root)."""
+        for order, child, kind, holder, child_pointer in self.children.get(pointer, ()):
             if kind == "frame":
-                frame = self._spatial(child, kind, parent, holder)
-                self._gather(child, frame, members)
+                frame = self._spatial(child, kind, parent, holder, child_pointer, in_element)
+                self._gather(child_pointer, frame, members)
             elif kind in SPATIAL_ADD:
-                members.append((order, child, kind, holder, parent))
+                members.append((order, child, kind, holder, child_pointer, parent, in_element))
             elif kind in self.sections:
                 self.sections[kind].append(child)
             elif kind == "none":
-                self._gather(child, parent, members)  # a plain object in between
+                self._gather(child_pointer, parent, members, False)  # a plain object in between
             else:
                 raise ScanError(f"{child.name}: a {kind} cannot sit inside a body", [child])
 
-    def _spatial(self, obj, kind, parent, holder):
-        if kind == "joint" and parent is self.spec.worldbody:
+    def _spatial(self, obj, kind, parent, holder, pointer, in_element):
+        """`in_element`: `obj`'s Blender parent is a MuJoCo element or the root."""
+        if kind == "joint" and parent is self.worldbody:
             raise ScanError(f"{obj.name}: a joint must be inside a body, not in the world", [obj])
         element = self._add(parent, SPATIAL_ADD[kind], holder)
         group = getattr(holder, kind)
-        self._copy(group, element, kind, obj)
+        self._copy(group, element, kind, obj, pointer)
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
-        snapshot = _snapshot(obj, kind)
-        self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind))
-        pointer = obj.as_pointer()
+        held = HELD.get(pointer)
+        snapshot = own_transform(obj) if held is None else _own(held)
+        self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind),
+                   in_element and snapshot[4] == IDENTITY)
         self.elements[pointer] = (obj, kind, element)
         self.snapshots[pointer] = snapshot
-        scale = snapshot[4]
+        scale = snapshot[3]
         if scale != (1.0, 1.0, 1.0) and any(abs(s - 1.0) > 1e-6 for s in scale):
             self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
 
-    def _pose(self, obj, kind, group, element, snapshot, start=None):
+    def _pose(self, obj, kind, group, element, snapshot, start=None, plain=None):
         """`snapshot`: the object's `_snapshot` (its authored transform); `start`: the
-        pose `element` holds (`_start_pose`), None when not known."""
+        pose `element` holds (`_start_pose`), None when not known; `plain`: parented
+        straight to its element, no parent inverse (`_plain_parenting`) if known."""
         seen = group.get(SEEN_POSE)
-        location, rotation, _euler, mode, _scale, inverse = snapshot[:6]
+        location, rotation, mode, _scale, inverse = snapshot
         if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
-                and self._plain_parenting(obj, inverse):
+                and (plain if plain is not None else self._plain_parenting(obj, inverse)):
             spec_io.write_stored_pose(group, element, kind, unless=start)
             own_unit = group.get(DEGREE, self.model_degree) if self.mixed_units else None
             if own_unit is not None and bool(own_unit) != self.degree:
@@ -480,7 +489,7 @@ class Scanner:
             element.springref *= factor
 
     def _plain_parenting(self, obj, inverse):
-        """`inverse`: the object's matrix_parent_inverse, as `transform` gives it."""
+        """`inverse`: the object's matrix_parent_inverse, as `own_transform` gives it."""
         parent = obj.parent
         if parent is None or inverse != IDENTITY:
             return False
@@ -523,7 +532,7 @@ class Scanner:
                     return None  # an attribute went back to its class or default: start anew
             group = getattr(block.mujoco, kind)
             self.missing.clear()
-            self._copy(group, element, kind, block, fresh=False)
+            self._copy(group, element, kind, block, pointer, fresh=False)
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
             if kind in SPATIAL_ADD:
@@ -668,12 +677,30 @@ PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
 
 
 def _snapshot(block, kind):
-    """What a depsgraph update may have changed: an object's own transform, a
-    mesh's geometry (its signature is computed only when it is reported)."""
+    """What a depsgraph update may have changed: an object's own transform (as
+    `own_transform`), a mesh's geometry (its signature is computed only when it is
+    reported)."""
     if kind == "mesh":
         return geometry.mesh_signature(block)
     held = HELD.get(block.as_pointer())
-    return held if held is not None else transform(block)
+    return own_transform(block) if held is None else _own(held)
+
+
+def own_transform(obj) -> tuple:
+    """What places an object (the scan's snapshot of it): (location, the rotation of
+    its rotation mode, the mode, scale, parent inverse as `transform` gives it)."""
+    mode = obj.rotation_mode
+    rotation = obj.rotation_quaternion[:] if mode == "QUATERNION" else \
+        obj.rotation_axis_angle[:] if mode == "AXIS_ANGLE" else obj.rotation_euler[:]
+    return (obj.location[:], rotation, mode, obj.scale[:],
+            memoryview(obj.matrix_parent_inverse).tobytes())
+
+
+def _own(snapshot) -> tuple:
+    """`own_transform` of a `transform` (a held authored one)."""
+    location, quaternion, euler, mode, scale, inverse, axis_angle = snapshot
+    rotation = quaternion if mode == "QUATERNION" else axis_angle if mode == "AXIS_ANGLE" else euler
+    return location, rotation, mode, scale, inverse
 
 
 def transform(obj) -> tuple:
