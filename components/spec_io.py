@@ -549,12 +549,18 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
         return
     stored = stored.to_dict()  # one conversion instead of one lookup per attribute
     owners = {}
-    for attr, head, leaf, orientation_type in _pose_plan(_kind(kind)):
+    for attr, head, leaf, orientation_type, pack in _pose_plan(_kind(kind)):
         raw = stored.get(attr.prop)
         if raw is None or (orientation_type and stored.get(orientation_type) == _QUAT):
             continue
-        if unless is not None and _stored_bits(raw, attr) == unless.get(attr.name):
-            continue
+        if unless is not None:
+            held = unless.get(attr.name)
+            try:  # `bits` of the value read_pose would make of it, without making it
+                same = (pack(*raw) if pack else _stored_bits(raw, attr)) == held
+            except struct.error:  # not the attribute's size
+                same = _stored_bits(raw, attr) == held
+            if same:
+                continue
         owner = element
         if head:
             owner = owners.get(head)
@@ -589,14 +595,18 @@ _POSE_PLANS: dict[str, tuple] = {}
 
 def _pose_plan(k: Kind) -> tuple:
     """(attr, owner path or "", leaf, the stored name of the orientation type it is an
-    alternative of or "") of each spatial attribute of a kind, made once."""
+    alternative of or "", the struct packer of a fixed-size vector or None) of each
+    spatial attribute of a kind, made once."""
     plan = _POSE_PLANS.get(k.name)
     if plan is None:
         types = {a.name: a.prop for a in k.spatial if a.enum == "mjtOrientation"}
         plan = []
         for attr in k.spatial:
             head, _, leaf = attr.name.rpartition(".")
-            plan.append((attr, head, leaf, types.get(head + ".type", "") if leaf != "type" else ""))
+            pack = _doubles(attr.size).pack if attr.is_vector and attr.type in NUMERIC \
+                and attr.size else None
+            plan.append((attr, head, leaf, types.get(head + ".type", "") if leaf != "type" else "",
+                         pack))
         plan = _POSE_PLANS[k.name] = tuple(plan)
     return plan
 
