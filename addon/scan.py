@@ -240,8 +240,10 @@ class Scanner:
     def _settings(self):
         for kind in MODEL_SETTINGS:
             group = getattr(self.model, kind)
-            spec_io.props_to_settings(group, self.spec, kind, unless=spec_io.new_spec_settings(kind),
-                                      only=values.recorded_own(group))
+            only = values.recorded_own(group)
+            if only is None or only:  # (most files leave most settings alone)
+                spec_io.props_to_settings(group, self.spec, kind, only=only,
+                                          unless=spec_io.new_spec_settings(kind))
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
@@ -268,13 +270,11 @@ class Scanner:
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
                 spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
-                pose = spec_io.read_pose(group, kind)
-                if pose:  # written over what the class inherited, kept for its elements
+                mine = spec_io.stored_pose_bits(group, kind)
+                if mine:  # written over what the class inherited, kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
                         if item.name != "main" else _fresh_pose(kind)
-                    mine = spec_io.bits_of(pose)
-                    spec_io.write_pose({name: value for name, value in pose.items()
-                                        if mine[name] != start.get(name)}, element, kind)
+                    spec_io.write_stored_pose(group, element, kind, unless=start)
                     self._class_poses[(item.name, kind)] = {**start, **mine}
 
     def _assets(self):

@@ -581,6 +581,25 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
 _QUAT = int(mujoco.mjtOrientation.mjORIENTATION_QUAT)
 
 
+def stored_pose_bits(group, kind: str | Kind) -> dict:
+    """`bits_of(read_pose(group, kind))`, packed straight from the stored values,
+    less what write_stored_pose leaves alone (an alternative orientation's values
+    where its type is the quaternion): the values it makes the element hold."""
+    stored = group.get(POSE)
+    if stored is None:
+        return {}
+    stored = stored.to_dict()
+    out = {}
+    for attr, _head, _leaf, orientation_type, pack in _pose_plan(_kind(kind)):
+        raw = stored.get(attr.prop)
+        if raw is not None and not (orientation_type and stored.get(orientation_type) == _QUAT):
+            try:
+                out[attr.name] = pack(*raw) if pack else _stored_bits(raw, attr)
+            except struct.error:  # not the attribute's size
+                out[attr.name] = _stored_bits(raw, attr)
+    return out
+
+
 def _stored_bits(raw, attr: Attr):
     """`bits` of the value `read_pose` makes of a stored one, without making it."""
     if attr.type == "enum":

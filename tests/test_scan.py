@@ -249,3 +249,32 @@ def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_pa
     incremental = spec.compile()
     assert incremental.body_gravcomp[2] == 0.75
     assert model_differences(incremental, scan.scan_model(result.root).compile()) == []
+
+
+CLASS_EULER = """<mujoco>
+  <compiler angle="degree"/>
+  <default>
+    <default class="turned"><geom euler="0 0 90" size=".1 .2 .3" type="box"/>
+      <default class="tilted"><geom euler="30 0 0"/></default>
+    </default>
+  </default>
+  <worldbody>
+    <body>
+      <geom class="turned"/>
+      <geom class="turned" quat="0 1 0 0"/>
+      <geom class="tilted" axisangle="0 1 0 45"/>
+      <geom class="tilted"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_orientations_a_class_sets_and_an_element_overrides(clean_scene, tmp_path):
+    """An element's own quaternion wins over its class's euler (the class's euler values
+    stay in the element, unused); a class's euler over its parent's; each as MuJoCo."""
+    path = tmp_path / "classes.xml"
+    path.write_text(CLASS_EULER, encoding="utf-8")
+    result = build.import_file(str(path), bpy.context.scene)
+    ours = scan.scan_model(result.root).compile()
+    assert model_differences(ours, mujoco.MjModel.from_xml_path(str(path))) == []
