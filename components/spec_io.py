@@ -549,9 +549,9 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
         return
     stored = stored.to_dict()  # one conversion instead of one lookup per attribute
     owners = {}
-    for attr, head, leaf, orientation_type, pack in _pose_plan(_kind(kind)):
+    for attr, head, leaf, pack in _pose_plan(_kind(kind), stored):
         raw = stored.get(attr.prop)
-        if raw is None or (orientation_type and stored.get(orientation_type) == _QUAT):
+        if raw is None:
             continue
         if unless is not None:
             held = unless.get(attr.name)
@@ -590,9 +590,9 @@ def stored_pose_bits(group, kind: str | Kind) -> dict:
         return {}
     stored = stored.to_dict()
     out = {}
-    for attr, _head, _leaf, orientation_type, pack in _pose_plan(_kind(kind)):
+    for attr, _head, _leaf, pack in _pose_plan(_kind(kind), stored):
         raw = stored.get(attr.prop)
-        if raw is not None and not (orientation_type and stored.get(orientation_type) == _QUAT):
+        if raw is not None:
             try:
                 out[attr.name] = pack(*raw) if pack else _stored_bits(raw, attr)
             except struct.error:  # not the attribute's size
@@ -612,22 +612,25 @@ def _stored_bits(raw, attr: Attr):
 _POSE_PLANS: dict[str, tuple] = {}
 
 
-def _pose_plan(k: Kind) -> tuple:
-    """(attr, owner path or "", leaf, the stored name of the orientation type it is an
-    alternative of or "", the struct packer of a fixed-size vector or None) of each
-    spatial attribute of a kind, made once."""
-    plan = _POSE_PLANS.get(k.name)
-    if plan is None:
-        types = {a.name: a.prop for a in k.spatial if a.enum == "mjtOrientation"}
-        plan = []
+def _pose_plan(k: Kind, stored: dict) -> tuple:
+    """(attr, owner path or "", leaf, the struct packer of a fixed-size vector or None)
+    of each spatial attribute of a kind that `stored` (a stored pose) may set: all,
+    less an alternative orientation's values (alt.euler, ...) where the stored type
+    is the quaternion (MuJoCo reads them only by type). Made once per kind."""
+    plans = _POSE_PLANS.get(k.name)
+    if plans is None:
+        kind_type = next((a for a in k.spatial if a.enum == "mjtOrientation"), None)
+        full, quat = [], []
         for attr in k.spatial:
             head, _, leaf = attr.name.rpartition(".")
             pack = _doubles(attr.size).pack if attr.is_vector and attr.type in NUMERIC \
                 and attr.size else None
-            plan.append((attr, head, leaf, types.get(head + ".type", "") if leaf != "type" else "",
-                         pack))
-        plan = _POSE_PLANS[k.name] = tuple(plan)
-    return plan
+            full.append((attr, head, leaf, pack))
+            if kind_type is None or head != kind_type.name.rpartition(".")[0] or attr is kind_type:
+                quat.append((attr, head, leaf, pack))
+        plans = _POSE_PLANS[k.name] = (kind_type.prop if kind_type else "", tuple(full), tuple(quat))
+    type_prop, full, quat = plans
+    return quat if type_prop and stored.get(type_prop) == _QUAT else full
 
 
 def _enum_cast(owner, leaf: str) -> type:
