@@ -369,10 +369,11 @@ class Scanner:
         only = values.recorded_own(group) if owns else None
         if only is not None:
             self.owned[pointer or block.as_pointer()] = only
-        # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
-        unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
-        spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
-                                 only=only, unless=unless)
+        if only is None or only:  # (an empty own: nothing of its own to copy)
+            # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
+            unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
+            spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
+                                     only=only, unless=unless)
         if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
