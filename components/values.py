@@ -90,22 +90,21 @@ def read_float(group, attr: Attr):
 def read_float_with(group, attr: Attr, exact_all, seen_all):
     """`read_float`, given the group's `_exact` and `_seen` stores (read once per
     group by a caller copying many attributes). The common case, a value that
-    still reads back what was stored, costs one property read and two list copies."""
+    still reads back what was stored, costs one property read and three slices."""
     current = getattr(group, attr.prop)
-    if exact_all is not None and seen_all is not None:
+    if exact_all is not None and seen_all is not None and attr.type != "int64":
         exact, seen = exact_all.get(attr.prop), seen_all.get(attr.prop)
         if exact is not None and seen is not None:
-            seen = seen.to_list()
-            now = list(current) if attr.is_vector else [current]
-            # list equality: same length; NaN (never equal to itself) compared apart
-            if (now == seen or _same_list(now, seen)) and len(exact) == len(seen) \
-                    and attr.type != "int64":
-                out = exact.to_list()
-                return tuple(out) if attr.is_vector else out[0]
+            seen = seen[:]  # tuples, all three: the cheapest copies of these arrays
+            now = current[:] if attr.is_vector else (current,)
+            # tuple equality: same length; NaN (never equal to itself) compared apart
+            if (now == seen or _same_list(now, seen)) and len(exact) == len(seen):
+                out = exact[:]
+                return out if attr.is_vector else out[0]
     return read_float(group, attr)
 
 
-def _same_list(a: list, b: list) -> bool:
+def _same_list(a, b) -> bool:
     return len(a) == len(b) and all(map(_same, a, b))
 
 
