@@ -35,6 +35,7 @@ SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
 ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture",
              "material": "add_material"}
 FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
+CLASSED_KINDS = frozenset(DEFAULT_KINDS)  # (a set: looked up for every element)
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -332,8 +333,9 @@ class Scanner:
             if cls is None:
                 cls = self._classes[classname] = self.spec.find_default(classname)
         element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
-        if holder.name:
-            element.name = holder.name
+        name = holder.name
+        if name:
+            element.name = name
         if cls is not None:
             self.classed[id(element)] = classname
         return element
@@ -341,7 +343,7 @@ class Scanner:
     def _start_pose(self, element, kind) -> dict | None:
         """The pose a new element holds before the scan writes its own (`pose_of`):
         its class's, or MuJoCo's default for a kind no class sets; None if unknown."""
-        if kind not in DEFAULT_KINDS:
+        if kind not in CLASSED_KINDS:
             return _fresh_pose(kind)
         classname = self.classed.get(id(element))
         return None if classname is None else self._class_pose(classname, kind)
@@ -365,13 +367,13 @@ class Scanner:
         # An element made from its class has the class's values already, and one of a
         # kind no class sets starts at MuJoCo's defaults: only what it sets itself
         # (imported or edited since: `values.own`) is written, as MJCF would have it.
-        owns = id(element) in self.classed or kind not in DEFAULT_KINDS
+        owns = id(element) in self.classed or kind not in CLASSED_KINDS
         only = values.recorded_own(group) if owns else None
         if only is not None:
             self.owned[pointer or block.as_pointer()] = only
         if only is None or only:  # (an empty own: nothing of its own to copy)
             # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
-            unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KINDS else None
+            unless = _fresh_values(kind) if fresh and kind not in CLASSED_KINDS else None
             spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
                                      only=only, unless=unless)
         if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
@@ -585,7 +587,7 @@ class Scanner:
                 element = self._add(self.spec, SPEC_ADD[kind], holder)
                 group = getattr(holder, kind)
                 self._copy(group, element, kind, obj)
-                if getattr(group, "plugin_plugin_name", ""):
+                if kind in PLUGIN_KINDS and group.plugin_plugin_name:
                     self.spec.activate_plugin(group.plugin_plugin_name)
                 self.elements[obj.as_pointer()] = (obj, kind, element)
                 if kind == "tendon":
