@@ -387,11 +387,7 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
                     continue
             elif bits(value) == held:
                 continue
-        owner = element
-        if head:
-            owner = owners.get(head)
-            if owner is None:
-                owner = owners[head] = _resolve(element, attr.name)[0]
+        owner = _owner(element, attr, head, owners) if head else element
         if how is _FLOAT or how is _PLAIN:
             setattr(owner, leaf, list(value) if attr.is_vector else value)
         elif how is _REF:
@@ -561,11 +557,7 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
                 same = _stored_bits(raw, attr) == held
             if same:
                 continue
-        owner = element
-        if head:
-            owner = owners.get(head)
-            if owner is None:
-                owner = owners[head] = _resolve(element, attr.name)[0]
+        owner = _owner(element, attr, head, owners) if head else element
         if attr.type == "enum":
             setattr(owner, leaf, _enum_cast(owner, leaf)(int(raw)))
             continue
@@ -598,6 +590,15 @@ def stored_pose_bits(group, kind: str | Kind) -> dict:
             except struct.error:  # not the attribute's size
                 out[attr.name] = _stored_bits(raw, attr)
     return out
+
+
+def _owner(element, attr: Attr, head: str, owners: dict):
+    """The Mjs object that holds a nested attribute ("alt.type": element.alt),
+    resolved once per element (`owners`: head -> object)."""
+    owner = owners.get(head)
+    if owner is None:
+        owner = owners[head] = _resolve(element, attr.name)[0]
+    return owner
 
 
 def _stored_bits(raw, attr: Attr):
