@@ -36,6 +36,12 @@ ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture
              "material": "add_material"}
 FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
 CLASSED_KINDS = frozenset(DEFAULT_KINDS)  # (a set: looked up for every element)
+# add_* methods whose first parameter is the default class: given positionally, the
+# binding adds an element in ~8 us instead of ~15 (it matches keywords against all
+# of the element's ~40 optional parameters)
+CLASS_FIRST = frozenset({"add_body", "add_geom", "add_joint", "add_site", "add_camera", "add_light",
+                         "add_tendon", "add_actuator", "add_equality", "add_pair", "add_mesh",
+                         "add_texture", "add_material"})
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -332,7 +338,12 @@ class Scanner:
             cls = self._classes.get(classname)
             if cls is None:
                 cls = self._classes[classname] = self.spec.find_default(classname)
-        element = getattr(parent, method)(default=cls) if cls is not None else getattr(parent, method)()
+        if cls is None:
+            element = getattr(parent, method)()
+        elif method in CLASS_FIRST:
+            element = getattr(parent, method)(cls)  # (positional: half the binding's time)
+        else:
+            element = getattr(parent, method)(default=cls)
         name = holder.name
         if name:
             element.name = name
