@@ -277,11 +277,12 @@ class Scanner:
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
                 spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
-                mine = spec_io.stored_pose_bits(group, kind)
-                if mine:  # written over what the class inherited, kept for its elements
+                if raw is not None and spec_io.POSE in raw:
+                    # written over what the class inherited, and kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
                         if item.name != "main" else _fresh_pose(kind)
-                    spec_io.write_stored_pose(group, element, kind, unless=start)
+                    mine = {}
+                    spec_io.write_stored_pose(group, element, kind, unless=start, bits_into=mine)
                     self._class_poses[(item.name, kind)] = {**start, **mine}
 
     def _assets(self):

@@ -535,11 +535,14 @@ def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None
         set_attr(element, attr, to_mujoco(attr, value))
 
 
-def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None) -> None:
+def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None,
+                      bits_into: dict | None = None) -> None:
     """`write_pose(read_pose(group, kind), element, kind, unless)` in one pass (the
     scan's per-element path): a stored value the same as in `unless` is compared as
     stored and never converted. The values of an alternative orientation (alt.euler,
-    ...) whose type is the quaternion are not set: MuJoCo reads them only by type."""
+    ...) whose type is the quaternion are not set: MuJoCo reads them only by type.
+    `bits_into`: gets {name: `bits`} of every value it leaves the element holding
+    from the store (what a class passes on to its elements)."""
     stored = group.get(POSE)
     if stored is None:
         return
@@ -549,13 +552,14 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
         raw = stored.get(attr.prop)
         if raw is None:
             continue
-        if unless is not None:
-            held = unless.get(attr.name)
+        if unless is not None or bits_into is not None:
             try:  # `bits` of the value read_pose would make of it, without making it
-                same = (pack(*raw) if pack else _stored_bits(raw, attr)) == held
+                held = pack(*raw) if pack else _stored_bits(raw, attr)
             except struct.error:  # not the attribute's size
-                same = _stored_bits(raw, attr) == held
-            if same:
+                held = _stored_bits(raw, attr)
+            if bits_into is not None:
+                bits_into[attr.name] = held
+            if unless is not None and held == unless.get(attr.name):
                 continue
         owner = _owner(element, attr, head, owners) if head else element
         if attr.type == "enum":
@@ -571,25 +575,6 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
 
 
 _QUAT = int(mujoco.mjtOrientation.mjORIENTATION_QUAT)
-
-
-def stored_pose_bits(group, kind: str | Kind) -> dict:
-    """`bits_of(read_pose(group, kind))`, packed straight from the stored values,
-    less what write_stored_pose leaves alone (an alternative orientation's values
-    where its type is the quaternion): the values it makes the element hold."""
-    stored = group.get(POSE)
-    if stored is None:
-        return {}
-    stored = stored.to_dict()
-    out = {}
-    for attr, _head, _leaf, pack in _pose_plan(_kind(kind), stored):
-        raw = stored.get(attr.prop)
-        if raw is not None:
-            try:
-                out[attr.name] = pack(*raw) if pack else _stored_bits(raw, attr)
-            except struct.error:  # not the attribute's size
-                out[attr.name] = _stored_bits(raw, attr)
-    return out
 
 
 def _owner(element, attr: Attr, head: str, owners: dict):
@@ -687,9 +672,7 @@ def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None,
                       only: set[str] | None = None) -> None:
     """Copy a settings kind's properties (all, or the names in `only`) onto the spec;
     `unless` as props_to_element's (e.g. `new_spec_settings(kind)`)."""
-    for path, steps in _settings_plan(_kind(kind)):
-        if only is not None:
-            steps = [step for step in steps if step[0].name in only]
+    for path, steps in _settings_plan(_kind(kind), only):
         _copy_steps(group, _settings_owner(spec, path), steps, unless=unless)
 
 
@@ -712,15 +695,19 @@ def settings_differing(settings: dict, kind: str) -> list[str]:
     return [name for name, value in settings.items() if bits(value) != fresh[name]]
 
 
-_SETTINGS_PLANS: dict[str, tuple] = {}
+_SETTINGS_PLANS: dict[tuple, tuple] = {}
 
 
-def _settings_plan(k: Kind) -> tuple:
-    """((path of the owning struct, its attributes' `_step`s), ...) of a settings kind."""
-    plan = _SETTINGS_PLANS.get(k.name)
+def _settings_plan(k: Kind, only=None) -> tuple:
+    """((path of the owning struct, its attributes' `_step`s), ...) of a settings kind:
+    of all its attributes, or (`only`) those named; made once per set of names."""
+    key = (k.name, frozenset(only) if only is not None else None)
+    plan = _SETTINGS_PLANS.get(key)
     if plan is None:
         paths: dict = {}
         for attr in k.attrs:
-            paths.setdefault(attr.path if attr.path is not None else k.path, []).append(_step(attr))
-        plan = _SETTINGS_PLANS[k.name] = tuple((path, tuple(steps)) for path, steps in paths.items())
+            if only is None or attr.name in only:
+                path = attr.path if attr.path is not None else k.path
+                paths.setdefault(path, []).append(_step(attr))
+        plan = _SETTINGS_PLANS[key] = tuple((path, tuple(steps)) for path, steps in paths.items())
     return plan
