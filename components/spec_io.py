@@ -2,7 +2,7 @@
 
 Driven entirely by the schema table: no per-attribute code. Spatial
 attributes (pos, quat, alt, fromto, axis, dir) are the Blender transform's
-business; `read_pose` / `write_pose` keep their exact authored values so that
+business; `read_pose` / `write_stored_pose` keep their exact authored values so that
 an untouched element round-trips bit for bit (ARCHITECTURE.md, Precision).
 
     element_to_props(geom_spec, obj.mujoco.geom, "geom", find=...)
@@ -511,35 +511,12 @@ def pose_of(element, kind: str | Kind) -> dict:
     return out
 
 
-def write_pose(pose: dict, element, kind: str | Kind, unless: dict | None = None) -> None:
-    """Set the spatial attributes of `element` from `read_pose` output; those the
-    same as in `unless` (what the element holds already, `bits_of(pose_of(...))`)
-    stay as they are."""
-    k = _kind(kind)
-    owners = {}  # "alt" -> element.alt, resolved once
-    for name, value in pose.items():
-        if unless is not None and bits(value) == unless.get(name):
-            continue
-        attr = k.attr(name)
-        if "." not in name and attr.type in NUMERIC and attr.type != "int64":
-            setattr(element, name, value)  # a list of doubles, as to_mujoco would give
-            continue
-        if "." in name and attr.type != "enum":
-            head, leaf = name.split(".", 1)
-            if "." not in leaf:
-                owner = owners.get(head)
-                if owner is None:
-                    owner = owners[head] = getattr(element, head)
-                setattr(owner, leaf, to_mujoco(attr, value))
-                continue
-        set_attr(element, attr, to_mujoco(attr, value))
-
-
 def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = None,
                       bits_into: dict | None = None) -> None:
-    """`write_pose(read_pose(group, kind), element, kind, unless)` in one pass (the
-    scan's per-element path): a stored value the same as in `unless` is compared as
-    stored and never converted. The values of an alternative orientation (alt.euler,
+    """Set the spatial attributes of `element` to the exact values kept at import
+    (what `read_pose` reads): those the same as in `unless` (what the element holds
+    already, `bits_of(pose_of(...))`) stay as they are, compared as stored and never
+    converted. The values of an alternative orientation (alt.euler,
     ...) whose type is the quaternion are not set: MuJoCo reads them only by type.
     `bits_into`: gets {name: `bits`} of every value it leaves the element holding
     from the store (what a class passes on to its elements)."""
