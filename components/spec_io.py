@@ -43,9 +43,7 @@ def get_attr(element: Any, attr: Attr):
 def set_attr(element: Any, attr: Attr, value) -> None:
     owner, leaf = (element, attr.name) if "." not in attr.name else _resolve(element, attr.name)
     if attr.type in ("enum", "flags"):
-        current = getattr(owner, leaf)
-        value = int(value) if isinstance(current, int) and not hasattr(current, "name") \
-            else type(current)(int(value))
+        value = _enum_cast(owner, leaf)(int(value))
     elif attr.type == "string" and attr.size:
         value = str(value)
     setattr(owner, leaf, value)
@@ -598,7 +596,7 @@ def _pose_plan(k: Kind, stored: dict) -> tuple:
 
 def _enum_cast(owner, leaf: str) -> type:
     """What the binding's setter of an enum attribute takes: a plain int or its enum
-    type (as set_attr decides it), found once per Mjs class and attribute."""
+    type, found once per Mjs class and attribute."""
     cast = _CASTS.get((type(owner), leaf))
     if cast is None:
         current = getattr(owner, leaf)
