@@ -11,7 +11,7 @@ import textwrap
 
 import bpy
 
-from ..components import values
+from ..components import spec_io, values
 from . import live
 from .scan import model_of
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
@@ -134,8 +134,8 @@ def draw_header(layout, holder, model=None) -> None:
     if holder.kind == "NONE":
         return
     col.prop(holder, "name")
-    if holder.kind == "MODEL":
-        return  # a model has no class; its classes are listed below
+    if holder.kind.lower() not in spec_io.CLASS_KINDS:
+        return  # a kind without classes in MuJoCo (a model lists its classes below)
     if model is not None:
         col.prop_search(holder, "classname", model.mujoco.model, "defaults")
     else:

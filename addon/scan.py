@@ -21,28 +21,17 @@ import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
-from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
+from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..engine import frames
 from ..importer import geometry, materials
 from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                               SOURCE)
 
-SPATIAL_ADD = {kind: "add_" + kind for kind in SPATIAL_KINDS}
-SPEC_ADD = {"flex": "add_flex", "skin": "add_skin", "tendon": "add_tendon",
-            "actuator": "add_actuator", "sensor": "add_sensor", "equality": "add_equality",
-            "pair": "add_pair", "exclude": "add_exclude", "key": "add_key",
-            "numeric": "add_numeric", "text": "add_text", "tuple": "add_tuple",
-            "plugin": "add_plugin"}
-ASSET_ADD = {"mesh": "add_mesh", "hfield": "add_hfield", "texture": "add_texture",
-             "material": "add_material"}
+# every kind's element is made by the spec's (or a body's) "add_" + kind
+SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
+ASSETS = frozenset(DATA_KINDS)
 FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
 CLASSED_KINDS = frozenset(DEFAULT_KINDS)  # (a set: looked up for every element)
-# add_* methods whose first parameter is the default class: given positionally, the
-# binding adds an element in ~8 us instead of ~15 (it matches keywords against all
-# of the element's ~40 optional parameters)
-CLASS_FIRST = frozenset({"add_body", "add_geom", "add_joint", "add_site", "add_camera", "add_light",
-                         "add_tendon", "add_actuator", "add_equality", "add_pair", "add_mesh",
-                         "add_texture", "add_material"})
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -292,9 +281,9 @@ class Scanner:
             if block is None:
                 continue  # an asset the user deleted: nothing refers to it any more, or it errs below
             kind = block.mujoco.kind.lower()
-            if kind not in ASSET_ADD:
+            if kind not in ASSETS:
                 continue
-            element = self._add(self.spec, ASSET_ADD[kind], block.mujoco)
+            element = self._add(self.spec, kind, block.mujoco)
             self._copy(getattr(block.mujoco, kind), element, kind, block)
             if kind == "texture" and len(element.cubefiles) != 6:
                 # a texture made in Blender has none; MuJoCo's XML writer crashes on fewer
@@ -333,19 +322,22 @@ class Scanner:
         element.scale = [1.0, 1.0, 1.0]  # Blender's vertices are already scaled and placed
         element.refpos, element.refquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
 
-    def _add(self, parent, method, holder):
+    def _add(self, parent, kind, holder):
+        """A new element of `kind` in `parent` (the spec, or a body or frame), made from
+        the holder's default class, if it names one, and named as the holder says."""
         classname = holder.classname
         cls = None
         if classname:
+            if kind not in spec_io.CLASS_KINDS:
+                raise ScanError(f"{holder.id_data.name}: a {kind} has no default class in "
+                                f"MuJoCo (its Class says {classname!r})", [holder.id_data])
             cls = self._classes.get(classname)
             if cls is None:
                 cls = self._classes[classname] = self.spec.find_default(classname)
-        if cls is None:
-            element = getattr(parent, method)()
-        elif method in CLASS_FIRST:
-            element = getattr(parent, method)(cls)  # (positional: half the binding's time)
-        else:
-            element = getattr(parent, method)(default=cls)
+        add = getattr(parent, "add_" + kind)
+        # the class positionally: the binding matches a keyword against all of the
+        # element's ~40 optional parameters (~15 us an element instead of ~8)
+        element = add() if cls is None else add(cls)
         name = holder.name
         if name:
             element.name = name
@@ -426,7 +418,7 @@ class Scanner:
             if kind == "frame":
                 frame = self._spatial(child, kind, parent, holder, child_pointer, in_element)
                 self._gather(child_pointer, frame, members)
-            elif kind in SPATIAL_ADD:
+            elif kind in SPATIAL:
                 members.append((order, child, kind, holder, child_pointer, parent, in_element))
             elif kind in self.sections:
                 self.sections[kind].append(child)
@@ -439,7 +431,7 @@ class Scanner:
         """`in_element`: `obj`'s Blender parent is a MuJoCo element or the root."""
         if kind == "joint" and parent is self.worldbody:
             raise ScanError(f"{obj.name}: a joint must be inside a body, not in the world", [obj])
-        element = self._add(parent, SPATIAL_ADD[kind], holder)
+        element = self._add(parent, kind, holder)
         group = getattr(holder, kind)
         self._copy(group, element, kind, obj, pointer)
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
@@ -551,7 +543,7 @@ class Scanner:
             self._copy(group, element, kind, block, pointer, fresh=False)
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
-            if kind in SPATIAL_ADD:
+            if kind in SPATIAL:
                 self._pose(block, kind, group, element, snapshot)
             elif kind == "mesh":
                 self._mesh_geometry(block, element)
@@ -597,7 +589,7 @@ class Scanner:
                     # MuJoCo's spec lists it nameless; it is given to its user below
                     self.inline_plugins.append(obj)
                     continue
-                element = self._add(self.spec, SPEC_ADD[kind], holder)
+                element = self._add(self.spec, kind, holder)
                 group = getattr(holder, kind)
                 self._copy(group, element, kind, obj)
                 if kind in PLUGIN_KINDS and group.plugin_plugin_name:

@@ -288,6 +288,17 @@ def class_of(element):
     return cls
 
 
+def _takes_class(kind: str) -> bool:
+    """True when the binding's element of `kind` has a default class (`class_of`)."""
+    struct_name = KINDS[kind].struct
+    mjs = getattr(mujoco, "M" + struct_name[1:], None) if struct_name.startswith("mjs") else None
+    return mjs is not None and (hasattr(mjs, "classname") or callable(getattr(mjs, "default", None)))
+
+
+# kinds whose elements take a default class (their add_* takes it first)
+CLASS_KINDS = frozenset(kind for kind in KINDS if _takes_class(kind))
+
+
 def new_element(kind: str):
     """A new element of `kind` in a new spec: MuJoCo's defaults."""
     spec = mujoco.MjSpec()

@@ -278,3 +278,19 @@ def test_orientations_a_class_sets_and_an_element_overrides(clean_scene, tmp_pat
     result = build.import_file(str(path), bpy.context.scene)
     ours = scan.scan_model(result.root).compile()
     assert model_differences(ours, mujoco.MjModel.from_xml_path(str(path))) == []
+
+
+def test_a_class_on_a_kind_without_classes_is_a_clear_error(clean_scene, tmp_path):
+    """MuJoCo gives a sensor no class: a script that sets one gets the object named,
+    not the binding's TypeError."""
+    path = tmp_path / "sensor.xml"
+    path.write_text('<mujoco><worldbody><body><freejoint/><geom size=".1"/><site name="s"/></body>'
+                    '</worldbody><sensor><framepos objtype="site" objname="s"/></sensor></mujoco>',
+                    encoding="utf-8")
+    result = build.import_file(str(path), bpy.context.scene)
+    sensor = result.by_id[("sensor", 0)]
+    assert sensor.mujoco.classname == ""
+    sensor.mujoco.classname = "main"
+    with pytest.raises(scan.ScanError, match="a sensor has no default class") as error:
+        scan.scan_model(result.root)
+    assert error.value.objects == [sensor]
