@@ -24,7 +24,7 @@ import mujoco
 import numpy as np
 
 from ..components import spec_io
-from ..components.schema import MODEL_SETTINGS
+from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
 from ..importer import materials
 from . import scan
 
@@ -92,9 +92,8 @@ def _prefix(name, used):
     return prefix
 
 
-KIND_WORDS = ("body", "joint", "geom", "site", "camera", "light", "frame", "mesh", "hfield", "skin",
-              "flex", "texture", "material", "pair", "exclude", "equality", "tendon", "actuator",
-              "sensor", "key", "numeric", "text", "tuple", "plugin")
+# the element kinds, as MuJoCo's error messages name them
+KIND_WORDS = frozenset(kind for kind in (*OBJECT_KINDS, *DATA_KINDS) if kind != "model")
 
 
 def check(spec, scene_objects=(), scanners=()) -> mujoco.MjModel:

@@ -31,7 +31,7 @@ from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POS
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
 ASSETS = frozenset(DATA_KINDS)
 FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
-CLASSED_KINDS = frozenset(DEFAULT_KINDS)  # (a set: looked up for every element)
+DEFAULT_KIND_SET = frozenset(DEFAULT_KINDS)  # what a <default> class sets (looked up per element)
 # MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
 SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
                  "key", "numeric", "text", "tuple")
@@ -348,7 +348,7 @@ class Scanner:
     def _start_pose(self, element, kind) -> dict | None:
         """The pose a new element holds before the scan writes its own (`pose_of`):
         its class's, or MuJoCo's default for a kind no class sets; None if unknown."""
-        if kind not in CLASSED_KINDS:
+        if kind not in DEFAULT_KIND_SET:
             return _fresh_pose(kind)
         classname = self.classed.get(id(element))
         return None if classname is None else self._class_pose(classname, kind)
@@ -356,7 +356,7 @@ class Scanner:
     def _class_pose(self, classname, kind) -> dict:
         """The pose a class gives elements of `kind` (as `unless` takes it): the one
         `_defaults` recorded where the class sets one, else its parent's, else (main)
-        read off the spec's default class."""
+        MuJoCo's defaults."""
         key = (classname, kind)
         found = self._class_poses.get(key)
         if found is None:
@@ -372,13 +372,13 @@ class Scanner:
         # An element made from its class has the class's values already, and one of a
         # kind no class sets starts at MuJoCo's defaults: only what it sets itself
         # (imported or edited since: `values.own`) is written, as MJCF would have it.
-        owns = id(element) in self.classed or kind not in CLASSED_KINDS
+        owns = id(element) in self.classed or kind not in DEFAULT_KIND_SET
         only = values.recorded_own(group) if owns else None
         if only is not None:
             self.owned[pointer or block.as_pointer()] = only
         if only is None or only:  # (an empty own: nothing of its own to copy)
             # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
-            unless = _fresh_values(kind) if fresh and kind not in CLASSED_KINDS else None
+            unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KIND_SET else None
             spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
                                      only=only, unless=unless)
         if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
