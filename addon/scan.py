@@ -194,12 +194,10 @@ class Scanner:
         # which also reads each object's kind and order once
         # as_pointer() -> [(order, object, kind, holder, its as_pointer())]
         self.children: dict[int, list] = {}
-        self.kinds: dict[int, str] = {root.as_pointer(): "model"}  # as_pointer() -> kind
         for obj in root.children_recursive:
             holder = obj.mujoco
             kind = holder.kind.lower()
             pointer = obj.as_pointer()
-            self.kinds[pointer] = kind
             self.children.setdefault(obj.parent.as_pointer(), []).append(
                 (_order(obj), obj, kind, holder, pointer))
         for members in self.children.values():
@@ -497,12 +495,10 @@ class Scanner:
             element.springref *= factor
 
     def _plain_parenting(self, obj, inverse):
-        """`inverse`: the object's matrix_parent_inverse, as `own_transform` gives it."""
+        """`inverse`: the object's matrix_parent_inverse, as `own_transform` gives it.
+        (The full scan knows this from its walk: this is for an in-place refresh.)"""
         parent = obj.parent
-        if parent is None or inverse != IDENTITY:
-            return False
-        kind = self.kinds.get(parent.as_pointer())
-        return kind != "none" if kind is not None else parent.mujoco.kind != "NONE"
+        return parent is not None and inverse == IDENTITY and parent.mujoco.kind != "NONE"
 
     def _local_transform(self, obj):
         """(pos, quat) of `obj` in its nearest MuJoCo parent, however it is parented."""
