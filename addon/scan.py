@@ -163,17 +163,11 @@ def scanner_of(root):
 
 
 def structure_signature(root) -> int:
-    """Changes whenever the model's element structure does (not its values)."""
-    parts = [root.as_pointer()]
-    for obj in root.children_recursive:
-        holder = obj.mujoco
-        parent = obj.parent
-        parts.append((obj.as_pointer(), parent.as_pointer() if parent else 0, holder.kind,
-                      holder.name, holder.classname, obj.get(ORDER, -1)))
-    model = root.mujoco.model
-    parts += [(a.block.as_pointer() if a.block else 0) for a in model.assets]
-    parts += [(c.name, c.parent) for c in model.defaults]
-    return hash(tuple(parts))
+    """Changes whenever the model's element structure does (not its values): its
+    `_layout` and every object's `_identity` (bpy objects hash by their ID pointer)."""
+    objects = root.children_recursive
+    return hash((root.as_pointer(), *map(tuple, _layout(root, objects)),
+                 tuple(map(_identity, objects))))
 
 
 def _order(obj):
