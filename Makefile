@@ -1,48 +1,55 @@
 # MJBlend developer entry point. `make test` works on a fresh machine.
+#
+# Environments: one per Blender release the suite runs on, each made by
+# tools/make_venv.sh (Python 3.11, that release's bpy module, requirements-dev.txt).
+# .venv holds the default release and is the one demo, bench, build and lint use.
 PYTHON ?= python3.11
+# Every Blender line the manifest supports: 4.2 LTS, 4.5 LTS, 5.0 (newest of each on PyPI).
+BLENDERS ?= 4.2.23 4.5.15 5.0.1
+BLENDER_DEFAULT := 5.0.1
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
 GUI_STAMP := $(VENV)/.gui-installed
 
-.PHONY: venv gui-deps demo test build lint schema clean
+.PHONY: venv gui-deps demo test test-bpy test-gui build lint schema clean
 
-venv: $(STAMP)
-
-$(STAMP): requirements-dev.txt
-	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; MJBlend needs Python 3.11 (Blender's Python)"; exit 1; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements-dev.txt
-	touch $(STAMP)
+venv:
+	PYTHON=$(PYTHON) tools/make_venv.sh $(BLENDER_DEFAULT) $(VENV)
 
 # Debian's blender + Xvfb + xdotool, and mujoco for that Blender's Python.
-gui-deps: $(GUI_STAMP)
-
-$(GUI_STAMP): $(STAMP) tools/install_gui_deps.sh
-	tools/install_gui_deps.sh
-	touch $(GUI_STAMP)
+gui-deps: venv
+	@test -f $(GUI_STAMP) -a $(GUI_STAMP) -nt requirements-dev.txt -a $(GUI_STAMP) -nt tools/install_gui_deps.sh \
+		|| { tools/install_gui_deps.sh && touch $(GUI_STAMP); }
 
 # The main job: import a model, simulate it, save demo.blend, render demo.png.
-demo: $(STAMP)
+demo: venv
 	$(PY) tools/demo.py
 
-# The whole suite: tests/pytest.ini holds the options.
-test: $(STAMP) $(GUI_STAMP)
-	$(PY) -m pytest -c tests/pytest.ini tests
+# The whole suite: the bpy tiers on every Blender in BLENDERS (each in its own
+# environment, made on first use), then the GUI tier once (Debian's Blender under
+# Xvfb). Quick local work: `make test-bpy BLENDERS=4.5.15` (one release, no GUI
+# tier) or `make test-gui`. tests/pytest.ini holds the options.
+test: gui-deps
+	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDERS)
+
+test-bpy: venv
+	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) $(BLENDERS)
+
+test-gui: gui-deps
+	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui
 
 # Installable zips, one per platform, each bundling the mujoco-core wheel.
-build: $(STAMP)
+build: venv
 	$(PY) tools/build_extension.py
 
 # Style and obvious bugs (config in pyproject.toml); the schema must be current.
-lint: $(STAMP)
+lint: venv
 	$(PY) -m pip install --quiet -r requirements-lint.txt
 	$(VENV)/bin/ruff check .
 	$(PY) tools/gen_schema.py --check
 
 # Regenerate components/schema_table.py from the installed mujoco.
-schema: $(STAMP)
+schema: venv
 	$(PY) tools/gen_schema.py
 
 clean:

@@ -18,7 +18,32 @@ bl_info = {
 }
 
 
+class MuJoCoMissing(ImportError):
+    """Blender's Python cannot import mujoco (a legacy install without it)."""
+
+
+def _require_mujoco():
+    """Raise one clear message when Blender's Python has no MuJoCo bindings.
+
+    The extension zip (Blender 4.2+) bundles the mujoco-core wheel; a Blender
+    that loads this folder as a legacy add-on needs it installed by hand.
+    """
+    try:
+        import mujoco  # noqa: F401
+    except ImportError as exc:
+        import sys
+
+        from .components.schema_table import MUJOCO_VERSION
+
+        raise MuJoCoMissing(
+            f"MJBlend needs MuJoCo's Python bindings, which this Blender's Python cannot import "
+            f"({exc}). Install them with:  \"{sys.executable}\" -m pip install "
+            f"mujoco-core=={MUJOCO_VERSION}  (or, on Blender 4.2 and later, install the MJBlend "
+            f"extension zip, which bundles them). Nothing was registered.") from None
+
+
 def register():
+    _require_mujoco()  # before anything is registered: no half-enabled add-on
     from .addon import registration
 
     registration.register()

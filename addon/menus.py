@@ -2,6 +2,7 @@
 
 import bpy
 
+from .. import blender_compat as compat
 from ..operators import io
 
 
@@ -13,7 +14,7 @@ def export_menu(self, _context):
     self.layout.operator(io.EXPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml)")
 
 
-if hasattr(bpy.types, "FileHandler"):  # Blender 4.1+: drop a file on the 3D viewport
+if compat.FILE_HANDLER:  # drop a file on the 3D viewport
     class MJBLEND_FH_mjcf(bpy.types.FileHandler):
         bl_idname = "MJBLEND_FH_mjcf"
         bl_label = "MuJoCo model"

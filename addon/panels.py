@@ -11,6 +11,7 @@ import textwrap
 
 import bpy
 
+from .. import blender_compat as compat
 from ..components import spec_io, values
 from . import live
 from .scan import model_of
@@ -23,7 +24,7 @@ MAX_TEXT_VALUES = 64
 
 def _section(layout, idname: str, title: str, closed: bool = True):
     """A collapsible sub-layout (Blender 4.1+) or, on older Blender, a titled box."""
-    if hasattr(layout, "panel"):
+    if compat.LAYOUT_PANEL:
         header, body = layout.panel(idname, default_closed=closed)
         header.label(text=title)
         return body

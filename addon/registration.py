@@ -33,8 +33,17 @@ MODULES = (properties, simulation_props, _Classes(OPERATORS), _Classes(preferenc
 
 
 def register():
-    for module in MODULES:
-        module.register()
+    """All or nothing: if one part fails, the parts already registered are removed
+    again before the error goes on to Blender."""
+    done = []
+    try:
+        for module in MODULES:
+            module.register()
+            done.append(module)
+    except Exception:
+        for module in reversed(done):
+            module.unregister()
+        raise
 
 
 def unregister():

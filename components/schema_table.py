@@ -4,7 +4,7 @@ Regenerate with `make schema` after a mujoco upgrade.
 """
 
 # fmt: off
-MUJOCO_VERSION = '4.0.0'
+MUJOCO_VERSION = '4.0.1'
 nan = float("nan")  # MuJoCo's "not set" marker in some defaults
 inf = float("inf")
 

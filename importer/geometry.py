@@ -19,16 +19,8 @@ import bpy
 import mujoco
 import numpy as np
 
-_VERSION = bpy.app.version
-# Blender 4.5+ keeps free custom normals as a float3 "custom_normal" corner attribute.
-_FREE_NORMALS = _VERSION >= (4, 5, 0)
-# Before 4.1 custom normals only show with Mesh.use_auto_smooth.
-_NEEDS_AUTO_SMOOTH = _VERSION < (4, 1, 0)
-# Before 4.0 a polygon's corner count is stored, not derived from the next loop_start.
-_SET_LOOP_TOTAL = not bpy.types.MeshPolygon.bl_rna.properties["loop_total"].is_readonly
-# 4.1+: positions, corner vertices and flat shading are plain attributes, and writing
-# them as attributes is ~100x faster than MeshVertex.co / MeshLoop.vertex_index / use_smooth.
-_ATTRIBUTE_MESH = _VERSION >= (4, 1, 0)
+from .. import blender_compat as compat
+
 
 GEOM = mujoco.mjtGeom
 # MuJoCo's renderer uses a smooth vertex normal only within this cosine of the face normal.
@@ -59,7 +51,7 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
     mesh = bpy.data.meshes.new(name)
     verts = np.ascontiguousarray(verts, dtype=np.float32).reshape(-1, 3)
     mesh.vertices.add(len(verts))
-    if _ATTRIBUTE_MESH:
+    if compat.ATTRIBUTE_MESH:
         mesh.attributes["position"].data.foreach_set("vector", verts.ravel())
     else:
         mesh.vertices.foreach_set("co", verts.ravel())
@@ -74,13 +66,13 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
         corners = corners.ravel()
         loop_start = np.asarray(loop_start, dtype=np.int32)
         mesh.loops.add(len(corners))
-        if _ATTRIBUTE_MESH:
+        if compat.ATTRIBUTE_MESH:
             mesh.attributes[".corner_vert"].data.foreach_set("value", corners)
         else:
             mesh.loops.foreach_set("vertex_index", corners)
         mesh.polygons.add(len(loop_start))
         mesh.polygons.foreach_set("loop_start", loop_start)
-        if _SET_LOOP_TOTAL:
+        if compat.SET_LOOP_TOTAL:
             mesh.polygons.foreach_set("loop_total", np.diff(loop_start, append=len(corners)))
         _set_smooth(mesh, np.broadcast_to(np.asarray(smooth, dtype=bool), (len(loop_start),)))
     mesh.update(calc_edges=True)
@@ -89,7 +81,7 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
 
 def _set_smooth(mesh, smooth):
     """Per-face smooth (True) or flat (False) shading."""
-    if not _ATTRIBUTE_MESH:
+    if not compat.ATTRIBUTE_MESH:
         mesh.polygons.foreach_set("use_smooth", np.ascontiguousarray(smooth))
         return
     sharp = mesh.attributes.get("sharp_face")
@@ -108,7 +100,7 @@ def _set_uvs(mesh, uv_per_corner, from_mujoco=True, name="UVMap"):
     if from_mujoco:
         uv[:, 1] = 1.0 - uv[:, 1]
     layer = mesh.uv_layers.new(name=name)
-    if hasattr(layer, "uv"):  # 3.5+: the fast path
+    if compat.UV_VECTOR_ARRAY:
         layer.uv.foreach_set("vector", uv.ravel())
     else:
         layer.data.foreach_set("uv", uv.ravel())
@@ -117,13 +109,53 @@ def _set_uvs(mesh, uv_per_corner, from_mujoco=True, name="UVMap"):
 def _set_corner_normals(mesh, normals):
     """Custom normals, one per face corner (the faces must be smooth for Blender < 4.5)."""
     normals = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
-    if _FREE_NORMALS:
+    if compat.FREE_NORMALS:
         attribute = mesh.attributes.new("custom_normal", "FLOAT_VECTOR", "CORNER")
         attribute.data.foreach_set("vector", normals.ravel())
         return
-    if _NEEDS_AUTO_SMOOTH:
+    if compat.NEEDS_AUTO_SMOOTH:
         mesh.use_auto_smooth = True
+    _split_fans_where_normals_differ(mesh, normals)
     mesh.normals_split_custom_set(normals)
+
+
+def _split_fans_where_normals_differ(mesh, normals):
+    """Mark sharp every edge across which a vertex's corner normals differ.
+
+    Before 4.5 Blender keeps one custom normal per smooth fan (the corners around
+    a vertex joined by smooth edges) and averages what `normals_split_custom_set`
+    gives a fan: a corner MuJoCo flattens to its face normal would be blended back
+    with its neighbours (measured on Blender 4.2: up to 0.009 off on the robotiq
+    gripper; a box-like mesh would shade as a blob). Sharp edges end the fans
+    exactly where MuJoCo's normals part, so every corner keeps its own.
+    """
+    count = len(mesh.loops)
+    verts, edges = np.empty(count, np.int32), np.empty(count, np.int32)
+    starts = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_start", starts)
+    if compat.ATTRIBUTE_MESH:
+        mesh.attributes[".corner_vert"].data.foreach_get("value", verts)
+        mesh.attributes[".corner_edge"].data.foreach_get("value", edges)
+    else:
+        mesh.loops.foreach_get("vertex_index", verts)
+        mesh.loops.foreach_get("edge_index", edges)
+    # The corner after each corner in its face: corner i's edge runs from verts[i] to verts[after[i]].
+    after = np.arange(1, count + 1)
+    after[np.append(starts[1:], count) - 1] = starts
+    first_is_low = verts <= verts[after]
+    # Each corner's edge, described by the normals at its lower and higher vertex.
+    low = np.where(first_is_low[:, None], normals, normals[after])
+    high = np.where(first_is_low[:, None], normals[after], normals)
+    order = np.argsort(edges, kind="stable")
+    edges, low, high = edges[order], low[order], high[order]
+    first = np.searchsorted(edges, edges)  # the first corner that describes the same edge
+    parted = (np.abs(low - low[first]).max(axis=1) > 1e-6) | (np.abs(high - high[first]).max(axis=1) > 1e-6)
+    sharp = np.zeros(len(mesh.edges), bool)
+    sharp[edges[parted]] = True
+    if compat.ATTRIBUTE_MESH:
+        mesh.attributes.new("sharp_edge", "BOOLEAN", "EDGE").data.foreach_set("value", sharp)
+    else:
+        mesh.edges.foreach_set("use_edge_sharp", sharp)
 
 
 def _valid_faces(*corner_arrays):
@@ -274,7 +306,7 @@ class PrimitiveCache:
         if geom_type == GEOM.mjGEOM_CYLINDER:
             verts, corners, start, smooth = _cylinder(s[0], s[1], seg)
             mesh = _new_mesh(f"cylinder r{_fmt(s[0])} h{_fmt(s[1])}", verts, corners, start, smooth=smooth)
-            if _NEEDS_AUTO_SMOOTH:  # 4.1+ splits normals between smooth and flat faces by itself
+            if compat.NEEDS_AUTO_SMOOTH:  # 4.1+ splits normals between smooth and flat faces by itself
                 mesh.use_auto_smooth = True
             return mesh
         if geom_type == GEOM.mjGEOM_CAPSULE:
@@ -545,7 +577,7 @@ def _coords_and_corners(mesh) -> tuple[np.ndarray, np.ndarray]:
     through the attribute fast path where Blender has it (as `_new_mesh` writes)."""
     coords = np.empty(len(mesh.vertices) * 3, np.float32)
     corners = np.empty(len(mesh.loops), np.int32)
-    if _ATTRIBUTE_MESH:
+    if compat.ATTRIBUTE_MESH:
         mesh.attributes["position"].data.foreach_get("vector", coords)
         mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
     else:

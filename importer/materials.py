@@ -116,6 +116,8 @@ import bpy
 import mujoco
 import numpy as np
 
+from .. import blender_compat as compat
+
 LOOK_KEY = "mjblend_look"
 PACK_ON_SAVE = "mjblend_pack_on_save"  # generated pixels to pack when the .blend is saved
 TEXCOORD_PROP = "mjblend_texcoord"
@@ -352,7 +354,7 @@ class _Math:
 
 
 def _new_group_socket(group, name, in_out, socket_type, default=None):
-    if hasattr(group, "interface"):  # Blender 4.0+
+    if compat.NODE_TREE_INTERFACE:
         socket = group.interface.new_socket(name, in_out=in_out, socket_type=socket_type)
     else:  # Blender 3.x
         sockets = group.inputs if in_out == "INPUT" else group.outputs
@@ -448,13 +450,12 @@ def _input(node, *names):
 
 
 def _set_transparency(material, transparent: bool):
-    if hasattr(material, "surface_render_method"):  # EEVEE 4.2+
+    if compat.SURFACE_RENDER_METHOD:
         material.surface_render_method = "BLENDED" if transparent else "DITHERED"
     else:
         material.blend_method = "BLEND" if transparent else "OPAQUE"
-        if hasattr(material, "shadow_method"):
-            material.shadow_method = "HASHED" if transparent else "OPAQUE"
-    if hasattr(material, "use_transparent_shadow"):
+        material.shadow_method = "HASHED" if transparent else "OPAQUE"
+    if compat.HAS_TRANSPARENT_SHADOW:
         material.use_transparent_shadow = transparent
 
 

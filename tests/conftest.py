@@ -2,7 +2,8 @@
 
 A symlink named after the manifest id points at the repository root; its
 parent folder goes on sys.path and `addon_utils.enable` does the rest. No
-fake bpy anywhere: these tests run Blender 5.0 itself.
+fake bpy anywhere: these tests run Blender itself (`make test` runs them once
+per supported release: 4.2 LTS, 4.5 LTS, 5.0).
 """
 
 import os
@@ -22,9 +23,9 @@ def addon_id() -> str:
 
 
 ADDON = addon_id()
-_LINK_DIR = tempfile.mkdtemp(prefix="mjblend-addons-")
-os.symlink(ROOT, os.path.join(_LINK_DIR, ADDON))
-sys.path.insert(0, _LINK_DIR)
+LINK_DIR = tempfile.mkdtemp(prefix="mjblend-addons-")
+os.symlink(ROOT, os.path.join(LINK_DIR, ADDON))
+sys.path.insert(0, LINK_DIR)
 
 import bpy  # noqa: E402  (after sys.path is ready)
 import addon_utils  # noqa: E402
@@ -43,6 +44,12 @@ def disable_addon():
     addon_utils.disable(ADDON, default_set=True, handle_error=errors.append)
     if errors:
         raise RuntimeError(f"disabling {ADDON} failed: {errors}")
+
+
+def pytest_report_header(config):
+    import mujoco
+
+    return f"Blender (bpy module) {bpy.app.version_string}, mujoco {mujoco.__version__}"
 
 
 @pytest.fixture(scope="session", autouse=True)

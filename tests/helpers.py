@@ -33,6 +33,20 @@ def corpus_params():
     return [pytest.param(m, id=m.replace("/", ":"), marks=pytest.mark.corpus) for m in models]
 
 
+def site_without_mujoco(tmp_path):
+    """A folder of symlinks to every package of this environment but mujoco*: on the
+    path of a `python -I -S` child, it gives bpy, numpy, ... and no MuJoCo."""
+    import bpy  # noqa: F401  (already imported by conftest; its folder is site-packages)
+
+    site_packages = os.path.dirname(os.path.dirname(os.path.abspath(importlib.util.find_spec("bpy").origin)))
+    site = os.path.join(tmp_path, "site-packages-without-mujoco")
+    os.makedirs(site)
+    for entry in os.listdir(site_packages):
+        if not entry.startswith("mujoco"):
+            os.symlink(os.path.join(site_packages, entry), os.path.join(site, entry))
+    return site
+
+
 def load_corpus_spec(path):
     return mujoco.MjSpec.from_file(os.path.join(CORPUS, path))
 

@@ -17,11 +17,17 @@ import pytest
 from helpers import CORPUS, load_corpus_spec
 from mathutils.bvhtree import BVHTree
 
+from mjblend import blender_compat as compat
 from mjblend.importer import geometry
 
 GEOM = mujoco.mjtGeom
 PRIMITIVES = [GEOM.mjGEOM_PLANE, GEOM.mjGEOM_SPHERE, GEOM.mjGEOM_CAPSULE, GEOM.mjGEOM_ELLIPSOID,
               GEOM.mjGEOM_CYLINDER, GEOM.mjGEOM_BOX]
+# Blender 4.5+ stores a custom normal per corner as three floats. Before, it
+# encodes one as two angles in the normal space of its smooth fan, clamped to the
+# fan's span: measured on 4.2 over the corpus, up to 0.0065 off (0.37 degrees),
+# and a face of zero area (which has no normal space) keeps none.
+NORMAL_TOLERANCE = 2e-3 if compat.FREE_NORMALS else 1e-2
 PANDA = "menagerie/franka_emika_panda/scene.xml"
 BARKOUR_HFIELD = "menagerie/google_barkour_vb/scene_hfield_mjx.xml"
 
@@ -152,10 +158,12 @@ def check_mesh_asset(model, mesh_id, mesh):
         cos = np.einsum("fkj,fj->fk", mj, face_n)
         sharp = (cos < 0.8) & (area >= 1e-10)  # slivers keep MuJoCo's vertex normals
         clear = np.abs(cos - 0.8) > 1e-3  # away from the threshold, where rounding could flip it
+        if not compat.FREE_NORMALS:
+            clear &= area > 0
         mj = np.where(sharp[..., None], face_n[:, None], mj)
-        assert np.allclose(normals[clear], mj[clear], atol=2e-3)
+        assert np.allclose(normals[clear], mj[clear], atol=NORMAL_TOLERANCE)
     else:
-        assert np.allclose(normals, mj, atol=2e-3)
+        assert np.allclose(normals, mj, atol=NORMAL_TOLERANCE)
 
 
 @pytest.mark.parametrize("path", corpus_with("nmesh"))

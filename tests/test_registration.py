@@ -1,7 +1,15 @@
 """Enabling and disabling the add-on leaves Blender as it found it."""
 
+import json
+import subprocess
+import sys
+import textwrap
+
 import bpy
+import conftest
+import mujoco
 from conftest import ADDON, disable_addon, enable_addon
+from helpers import site_without_mujoco
 
 ID_TYPES = ("Object", "Mesh", "Material", "Image", "Scene")
 
@@ -45,3 +53,49 @@ def test_properties_work_again_after_a_re_enable(clean_scene):
     obj.mujoco.kind = "GEOM"
     obj.mujoco.geom.size = (0.1, 0.2, 0.3)
     assert tuple(round(v, 6) for v in obj.mujoco.geom.size) == (0.1, 0.2, 0.3)
+
+
+# Enabling MJBlend as a legacy add-on in a Blender whose Python has no mujoco:
+# a fresh interpreter with bpy but no mujoco on its path, the add-on found
+# through the same symlink as the suite's.
+WITHOUT_MUJOCO = textwrap.dedent("""
+    import json, sys
+    sys.path[:0] = [sys.argv[1], sys.argv[2]]
+    import bpy, addon_utils
+
+    def footprint():
+        handlers = bpy.app.handlers
+        return {
+            "classes": sorted(n for n in dir(bpy.types) if n.startswith(("MJBLEND_", "MUJOCO_"))),
+            "id_props": sorted(t for t in ("Object", "Mesh", "Material", "Image", "Scene")
+                               if hasattr(getattr(bpy.types, t), "mujoco")),
+            "handlers": sum(len(getattr(handlers, n)) for n in dir(handlers)
+                            if isinstance(getattr(handlers, n), list)),
+            "operators": sorted(dir(bpy.ops.mujoco)),
+        }
+
+    before = footprint()
+    errors = []
+    module = addon_utils.enable(sys.argv[3], default_set=True, handle_error=errors.append)
+    print(json.dumps({
+        "module": module is not None,
+        "enabled": sys.argv[3] in bpy.context.preferences.addons,
+        "errors": [f"{type(e).__name__}: {e}" for e in errors],
+        "before": before, "after": footprint(),
+    }))
+""")
+
+
+def test_enabling_without_mujoco_says_what_to_install_and_registers_nothing(tmp_path):
+    site = site_without_mujoco(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "BLENDER_USER_RESOURCES": str(tmp_path / "user")}
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", WITHOUT_MUJOCO, site, conftest.LINK_DIR, ADDON],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not report["module"] and not report["enabled"]
+    (error,) = report["errors"]
+    assert error.startswith("MuJoCoMissing: MJBlend needs MuJoCo's Python bindings"), error
+    assert f"-m pip install mujoco-core=={mujoco.__version__}" in error
+    assert "Nothing was registered" in error
+    assert report["after"] == report["before"]

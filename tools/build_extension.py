@@ -45,7 +45,7 @@ _WHEEL_OS = {"linux": "manylinux", "windows": "win", "macos": "macosx"}
 _WHEEL_ARCH = {"x64": ("x86_64", "amd64", "universal2"), "arm64": ("arm64", "aarch64", "universal2")}
 
 # Paths that must never end up in a zip (the manifest's [build] excludes them).
-FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv/", ".git/", ".ci/")
+FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv", ".git/", ".ci/")
 
 
 class BuildError(Exception):
@@ -57,9 +57,9 @@ def run(cmd: list) -> subprocess.CompletedProcess:
 
 
 def pinned_mujoco_version() -> str:
-    match = re.search(r"^mujoco==(\S+)\s*$", REQUIREMENTS.read_text(), re.MULTILINE)
+    match = re.search(r"^mujoco-core==(\S+)\s*$", REQUIREMENTS.read_text(), re.MULTILINE)
     if not match:
-        raise BuildError(f"no 'mujoco==<version>' line in {REQUIREMENTS}")
+        raise BuildError(f"no 'mujoco-core==<version>' line in {REQUIREMENTS}")
     return match.group(1)
 
 

@@ -19,7 +19,7 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi
 
-MUJOCO=$(sed -n 's/^mujoco==//p' requirements-dev.txt)
+MUJOCO=$(sed -n 's/^mujoco-core==//p' requirements-dev.txt)
 NUMPY=$(sed -n 's/^numpy//p' requirements-dev.txt)
 .venv/bin/python -m pip install --quiet --upgrade --no-deps --target .venv/blender-site \
     "mujoco-core==$MUJOCO" "numpy$NUMPY"
