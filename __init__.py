@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """MJBlend: Blender as a MuJoCo scene editor and simulator.
 
-This file only registers the add-on; everything else lives in the packages
-named in ARCHITECTURE.md (components/, engine/, importer/, operators/, addon/).
+This file only registers the add-on (app/registration.py does the work); the
+folders are the pipeline's stages, each named for its job in its __init__.py
+(map: docs/developing.md, "Layout").
 """
 
 # Read by Blender 3.4 - 4.1, which load this folder as a legacy add-on.
@@ -44,12 +45,12 @@ def _require_mujoco():
 
 def register():
     _require_mujoco()  # before anything is registered: no half-enabled add-on
-    from .addon import registration
+    from .app import registration
 
     registration.register()
 
 
 def unregister():
-    from .addon import registration
+    from .app import registration
 
     registration.unregister()

@@ -58,13 +58,13 @@ def main():
     import addon_utils
     import mujoco
     addon_utils.enable("mjblend", default_set=True)
-    from mjblend.addon import live
+    from mjblend.live import scene_session
     from mjblend.importer import build
 
     # 1 + 2: raw stepping, then the session stepping with a synced frame every 1/60 s
     bpy.ops.wm.read_homefile(use_empty=True)
     build.import_file(args.model, bpy.context.scene)
-    running = live.ensure(bpy.context.scene)
+    running = scene_session.ensure(bpy.context.scene)
     model = running.session.model
     steps = int(round(args.seconds / model.opt.timestep))
     per_frame = max(1, int(round(1 / 60 / model.opt.timestep)))
@@ -123,7 +123,7 @@ def main():
     print(f"   baseline, Blender alone (plain writes of the {len(plain)} moved objects + update): "
           f"{floor_frame * 1e3:.3f} ms per frame; raw stepping plus that = {best_rate:.0f} steps/s "
           f"= {best_rate / raw_rate * 100:.1f}% of raw, the most any sync can reach here")
-    live.drop_all()
+    scene_session.drop_all()
 
     # 3: sync cost per body on N free bodies
     path = os.path.join(tempfile.mkdtemp(prefix="mjblend-bench-"), "bodies.xml")
@@ -131,7 +131,7 @@ def main():
         fh.write(many_bodies(args.bodies))
     bpy.ops.wm.read_homefile(use_empty=True)
     build.import_file(path, bpy.context.scene)
-    running = live.ensure(bpy.context.scene)
+    running = scene_session.ensure(bpy.context.scene)
     view_layer = bpy.context.view_layer  # (the file load freed the first one)
     bodies = [o for o in bpy.context.scene.objects if o.mujoco.kind == "BODY"]
     write_times, total_times = [], []
@@ -163,7 +163,7 @@ def main():
     bare = statistics.median(bare_times) / count
     print(f"   baseline, bare Blender objects (the same hierarchy without MJBlend's properties) "
           f"+ update: {bare * 1e6:.2f} us per body; Blender's own floor, {bare * 1e6 / 2:.0f}x the target")
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def plain_move_times(objects, view_layer, frames):
@@ -171,7 +171,7 @@ def plain_move_times(objects, view_layer, frames):
     the view layer: what Blender itself costs, no MJBlend code in between (its
     depsgraph handler, which notes moved objects for the scan, is taken out)."""
     import bpy
-    from mjblend.addon import handlers
+    from mjblend.app import handlers
 
     pos = [list(obj.location) for obj in objects]
     times = []

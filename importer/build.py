@@ -30,7 +30,8 @@ from mathutils import Matrix, Vector
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
-from . import defaults, geometry, materials, names
+from . import defaults, names
+from ..geometry import mujoco_meshes, materials
 
 # Non-spatial kinds: spec list, child collection
 COLLECTED = {
@@ -192,7 +193,7 @@ class Builder:
         self.order = 0
         self.object_names = set(bpy.data.objects.keys())  # `in bpy.data.objects` is a linear search
         self.mixed_units = False
-        self.primitives = geometry.PrimitiveCache()
+        self.primitives = mujoco_meshes.PrimitiveCache()
         self.looks = materials.Looks(model)
         self.scale = max(float(model.stat.extent), 1e-3)
 
@@ -270,13 +271,13 @@ class Builder:
 
     def _assets(self):
         for element in self.spec.meshes:
-            mesh = geometry.mesh_asset(self.model, element.id, element.name or "mesh")
+            mesh = mujoco_meshes.mesh_asset(self.model, element.id, element.name or "mesh")
             if mesh.uv_layers:  # textures follow the file's own UVs, as MuJoCo maps them
                 mesh[materials.TEXCOORD_PROP] = 1
             self._asset(element, mesh, "mesh")
-            mesh.mujoco.mesh[SIGNATURE] = geometry.mesh_signature(mesh)
+            mesh.mujoco.mesh[SIGNATURE] = mujoco_meshes.mesh_signature(mesh)
         for element in self.spec.hfields:
-            mesh = geometry.hfield_mesh(self.model, element.id, element.name or "hfield")
+            mesh = mujoco_meshes.hfield_mesh(self.model, element.id, element.name or "hfield")
             self._asset(element, mesh, "hfield")
         for element in self.spec.textures:
             image = self.looks.texture_image(element.id)
@@ -477,8 +478,8 @@ class Builder:
     def _deformables(self):
         """Flex and skin: mesh objects with world-space vertices, under the root."""
         for kind, elements, make_mesh, look in (
-                ("flex", self.spec.flexes, geometry.flex_mesh, self.looks.flex_material),
-                ("skin", self.spec.skins, geometry.skin_mesh, self.looks.skin_material)):
+                ("flex", self.spec.flexes, mujoco_meshes.flex_mesh, self.looks.flex_material),
+                ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material)):
             for element in elements:
                 mesh = make_mesh(self.model, self.data, element.id, element.name or kind)
                 obj = self._new_object(element.name, mesh, kind, "", self.collection)

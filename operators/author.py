@@ -8,11 +8,12 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from ..addon import authoring, convert, scan
+from ..authoring import authoring, convert
+from ..scan import scene_scan
 from .reporting import UNDOABLE, run_reporting
 
 def _has_model(context) -> bool:
-    return context.mode == "OBJECT" and bool(scan.model_roots(context.scene))
+    return context.mode == "OBJECT" and bool(scene_scan.model_roots(context.scene))
 
 
 class MUJOCO_OT_add_model(bpy.types.Operator):
@@ -120,7 +121,7 @@ class MUJOCO_OT_make_body(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _has_model(context) and any(scan.model_of(o) for o in context.selected_objects)
+        return _has_model(context) and any(scene_scan.model_of(o) for o in context.selected_objects)
 
     def execute(self, context):
         return run_reporting(self, lambda: convert.make_body(context, list(context.selected_objects)))

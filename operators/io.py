@@ -1,4 +1,4 @@
-"""File > Import / Export > MuJoCo: thin operators over importer.build and addon.export."""
+"""File > Import / Export > MuJoCo: thin operators over the importer, the scan and the exporter."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..addon import export, scan
+from ..scan import compile_spec, scene_scan
+from ..exporter import mjcf_writer
 from ..importer import build
 
 
@@ -90,9 +91,9 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
         return False
 
     def roots(self, context):
-        roots = scan.model_roots(context.scene)
+        roots = scene_scan.model_roots(context.scene)
         if self.use_selection:
-            chosen = {scan.model_of(o) for o in context.selected_objects} - {None}
+            chosen = {scene_scan.model_of(o) for o in context.selected_objects} - {None}
             roots = [r for r in roots if r in chosen]
         return roots
 
@@ -101,12 +102,12 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
         try:
             made_in_blender: list[str] = []
             painted: dict = {}  # textures painted or made in Blender: written as PNG
-            spec = export.build_spec(self.roots(context), warnings, made_in_blender, painted)
-            export.write(spec, self.filepath, copy_assets=self.copy_assets,
+            spec = compile_spec.build_spec(self.roots(context), warnings, made_in_blender, painted)
+            mjcf_writer.write(spec, self.filepath, copy_assets=self.copy_assets,
                          as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
                          scene_objects=context.scene.objects, blender_meshes=made_in_blender,
                          blender_textures=painted)
-        except export.ExportFailed as error:
+        except compile_spec.ExportFailed as error:
             if error.objects:
                 for obj in context.view_layer.objects:
                     obj.select_set(obj in error.objects)

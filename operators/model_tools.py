@@ -1,19 +1,20 @@
 """Model-level tools: default classes (add, rename, delete, reset an attribute to
 its class), validation on demand, keyframes (store, load, delete). Thin: the work
-is in addon/classes.py, validation.py and keyframes.py."""
+is in addon/default_classes.py, validation.py and keyframes.py."""
 
 from __future__ import annotations
 
 import bpy
 from bpy.props import StringProperty
 
-from ..addon import authoring, classes, keyframes, scan, validation
+from ..authoring import authoring, default_classes, keyframes, validation
+from ..scan import scene_scan
 from .reporting import UNDOABLE, run_reporting
 
 
 def _root(context):
     obj = context.active_object
-    return scan.model_of(obj) if obj is not None else None
+    return scene_scan.model_of(obj) if obj is not None else None
 
 
 class MUJOCO_OT_class_add(bpy.types.Operator):
@@ -34,7 +35,8 @@ class MUJOCO_OT_class_add(bpy.types.Operator):
         model = root.mujoco.model
         parent = _active_class(root) or "main"
         name = self.name or authoring.unique_class_name(root)
-        outcome = run_reporting(self, lambda: classes.add_class(root, name, parent), classes.ClassError)
+        outcome = run_reporting(self, lambda: default_classes.add_class(root, name, parent),
+                                default_classes.ClassError)
         if outcome == {"FINISHED"}:
             model.active_default = len(model.defaults) - 1
         return outcome
@@ -64,8 +66,9 @@ class MUJOCO_OT_class_rename(_OnSelectedClass, bpy.types.Operator):
 
     def execute(self, context):
         root = _root(context)
-        return run_reporting(self, lambda: classes.rename_class(root, _active_class(root), self.name.strip()),
-                             classes.ClassError)
+        new_name = self.name.strip()
+        return run_reporting(self, lambda: default_classes.rename_class(root, _active_class(root), new_name),
+                             default_classes.ClassError)
 
 
 class MUJOCO_OT_class_remove(_OnSelectedClass, bpy.types.Operator):
@@ -77,7 +80,7 @@ class MUJOCO_OT_class_remove(_OnSelectedClass, bpy.types.Operator):
 
     def execute(self, context):
         root = _root(context)
-        classes.remove_class(root, _active_class(root))
+        default_classes.remove_class(root, _active_class(root))
         return {"FINISHED"}
 
 
@@ -99,11 +102,11 @@ class MUJOCO_OT_reset_to_class(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = context.active_object
-        return obj is not None and scan.model_of(obj) is not None and \
-            obj.mujoco.kind.lower() in classes.DEFAULT_KINDS
+        return obj is not None and scene_scan.model_of(obj) is not None and \
+            obj.mujoco.kind.lower() in default_classes.DEFAULT_KINDS
 
     def execute(self, context):
-        classes.reset_to_class(context.active_object, self.attr)
+        default_classes.reset_to_class(context.active_object, self.attr)
         return {"FINISHED"}
 
 
@@ -116,7 +119,7 @@ class MUJOCO_OT_validate(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return bool(scan.model_roots(context.scene))
+        return bool(scene_scan.model_roots(context.scene))
 
     def execute(self, context):
         outcome = validation.validate(context.scene)
@@ -135,7 +138,7 @@ class MUJOCO_OT_key_store(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return bool(scan.model_roots(context.scene))
+        return bool(scene_scan.model_roots(context.scene))
 
     def execute(self, context):
         return run_reporting(self, lambda: keyframes.store(context, self.name))

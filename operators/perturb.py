@@ -4,7 +4,7 @@ right-drag turns it; while paused the drags move it. Double-click selects the
 body under the cursor. The keymap (addon/keymaps.py) calls these only in the
 3D viewport, and their poll lets the click through when nothing simulates.
 
-Thin: engine/perturb.py does the MuJoCo side (mjvPerturb), addon/live.py
+Thin: engine/perturb.py does the MuJoCo side (mjvPerturb), addon/scene_session.py
 knows which body an object belongs to.
 """
 
@@ -17,7 +17,10 @@ from bpy.props import BoolProperty
 from mathutils import Vector
 
 from .. import blender_compat as compat
-from ..addon import authoring, live, preferences, scan
+from ..authoring import authoring
+from ..live import scene_session
+from ..scene import preferences
+from ..scan import scene_scan
 from ..engine import perturb
 
 TURN_PER_PIXEL = math.radians(0.5)
@@ -25,7 +28,7 @@ MAX_SKIPPED = 32  # objects outside the model a pick ray passes through
 
 
 def _running(context):
-    return live.running(context.scene)
+    return scene_session.running(context.scene)
 
 
 def _in_view(context) -> bool:
@@ -46,7 +49,7 @@ def pick(context, coord):
         if not hit:
             return None, None
         obj = obj.original  # (older Blender returns the evaluated copy; bindings use the original)
-        if scan.model_of(obj) is not None:
+        if scene_scan.model_of(obj) is not None:
             return obj, location
         origin = location + direction * 1e-5
     return None, None
@@ -102,7 +105,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
 
     def modal(self, context, event):
         running = self._live
-        if not live.is_current(running) or running.session.grab is not self.grab:
+        if not scene_session.is_current(running) or running.session.grab is not self.grab:
             return self._end(context, {"CANCELLED"})  # stopped, reset or recompiled
         if event.type in ("MOUSEMOVE", "INBETWEEN_MOUSEMOVE"):
             self._drag(context, event)
@@ -137,7 +140,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
         context.area.tag_redraw()
 
     def _end(self, context, result):
-        if live.is_current(self._live) and self._live.session.grab is self.grab:
+        if scene_session.is_current(self._live) and self._live.session.grab is self.grab:
             self._live.session.release()
         context.workspace.status_text_set(None)
         if context.area:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..addon import authoring
+from ..authoring import authoring
 
 UNDOABLE = {"REGISTER", "UNDO"}
 

@@ -1,7 +1,7 @@
 """Simulation operators: play (modal, on a window-manager timer), pause, step,
 reset, stop, and simulate (a fixed duration, for scripts and `--background`).
 
-Thin: addon/live.py compiles, binds and syncs; engine/session.py steps.
+Thin: addon/scene_session.py compiles, binds and syncs; engine/session.py steps.
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ from __future__ import annotations
 import bpy
 from bpy.props import FloatProperty, IntProperty
 
-from ..addon import authoring, live
+from ..authoring import authoring
+from ..live import scene_session
 from .reporting import run_reporting
 
 
 def _start(operator, context):
     """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
     try:
-        return live.ensure(context.scene)
-    except live.SimulationError as error:
+        return scene_session.ensure(context.scene)
+    except scene_session.SimulationError as error:
         operator.report({"ERROR"}, str(error))
         for obj in error.objects:
             obj.select_set(True)
@@ -45,7 +46,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.session.play(live.now())
+        running.session.play(scene_session.now())
         if running.modal_running:  # a paused simulation resumes on its own timer
             return {"FINISHED"}
         self._timer = context.window_manager.event_timer_add(1 / 60, window=context.window)
@@ -56,10 +57,10 @@ class MUJOCO_OT_play(bpy.types.Operator):
 
     def modal(self, context, event):
         running = self._live
-        if not live.is_current(running):
+        if not scene_session.is_current(running):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: advancing goes by the wall clock)
-            running.tick(live.now(), context.selected_objects)
+            running.tick(scene_session.now(), context.selected_objects)
             session = running.session
             if session.message:
                 self.report({"WARNING"}, session.message)
@@ -78,7 +79,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.session.play(live.now())
+        running.session.play(scene_session.now())
         return {"FINISHED"}
 
 
@@ -91,11 +92,11 @@ class MUJOCO_OT_pause(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        running = live.get(context.scene)
+        running = scene_session.get(context.scene)
         return running is not None and running.session.playing
 
     def execute(self, context):
-        live.get(context.scene).session.pause()
+        scene_session.get(context.scene).session.pause()
         return {"FINISHED"}
 
 
@@ -137,7 +138,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
         outcome = run_reporting(self, lambda: running.reset(keyframe), ValueError)
         if outcome == {"FINISHED"} and running.session.playing:
-            running.session.play(live.now())
+            running.session.play(scene_session.now())
         return outcome
 
 
@@ -150,10 +151,10 @@ class MUJOCO_OT_stop(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return live.get(context.scene) is not None
+        return scene_session.get(context.scene) is not None
 
     def execute(self, context):
-        live.drop(live.get(context.scene), restore=True)
+        scene_session.drop(scene_session.get(context.scene), restore=True)
         _redraw(context)
         return {"FINISHED"}
 
@@ -176,7 +177,7 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
         playing = running.session.playing
         steps = running.simulate(self.duration)
         if playing and not running.session.message:
-            running.session.play(live.now())
+            running.session.play(scene_session.now())
         if not _report_divergence(self, running):
             self.report({"INFO"}, f"Simulated {steps} steps: t = {running.session.data.time:.4f} s")
         return {"FINISHED"}
@@ -202,10 +203,10 @@ class MUJOCO_OT_zero_controls(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return live.get(context.scene) is not None
+        return scene_session.get(context.scene) is not None
 
     def execute(self, context):
-        live.get(context.scene).session.data.ctrl[:] = 0
+        scene_session.get(context.scene).session.data.ctrl[:] = 0
         return {"FINISHED"}
 
 

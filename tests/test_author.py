@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from mathutils import Quaternion
 
-from mjblend.addon import classes, live, scan, validation
+from mjblend.authoring import default_classes, validation
+from mjblend.live import scene_session
+from mjblend.scan import scene_scan
 from mjblend.components import spec_io
 from mjblend.operators import author, model_tools
 
@@ -73,7 +75,7 @@ def test_a_two_link_arm_built_with_operators_simulates_like_hand_written_mjcf(cl
     ops.play()
     motors[0].mujoco_ctrl, motors[1].mujoco_ctrl = 0.5, -0.3
     ops.simulate(duration=1.0)
-    running = live.get(bpy.context.scene)
+    running = scene_session.get(bpy.context.scene)
     ours = running.session.data.site_xpos[running.session.model.site(tip.mujoco.name).id]
 
     model = mujoco.MjModel.from_xml_string(HAND_WRITTEN)
@@ -83,7 +85,7 @@ def test_a_two_link_arm_built_with_operators_simulates_like_hand_written_mjcf(cl
     assert np.allclose(ours, data.site_xpos[model.site("tip").id], atol=1e-4)
     assert np.linalg.norm(ours - [0, 0, 0.4]) > 0.05  # it did move
     assert running.session.data.sensordata[0] == pytest.approx(data.sensordata[0], abs=1e-4)
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def test_make_free_drops_a_world_box(clean_scene):
@@ -97,7 +99,7 @@ def test_make_free_drops_a_world_box(clean_scene):
     ops.simulate(duration=0.5)
     bpy.context.view_layer.update()
     assert box.matrix_world.translation.z == pytest.approx(2 - 0.5 * 9.81 * 0.25, abs=0.02)
-    live.drop_all()
+    scene_session.drop_all()
 
 
 @pytest.mark.parametrize("primitive, expected, size", [
@@ -155,12 +157,12 @@ def test_apply_scale_to_size_equals_the_size_written_by_hand(clean_scene, subtyp
 def test_a_class_change_propagates_to_elements_that_do_not_set_it(clean_scene):
     ops.add_model()
     root = bpy.context.active_object
-    classes.add_class(root, "rubber")
+    default_classes.add_class(root, "rubber")
     geoms = [add("GEOM", "BOX", (x, 0, 0.1)) for x in (0, 0.3, 0.6)]
     for geom in geoms:
         geom.mujoco.classname = "rubber"
     geoms[2].mujoco.geom.friction = (0.3, 0.005, 0.0001)  # this one sets its own
-    rubber = classes.find(root, "rubber")
+    rubber = default_classes.find(root, "rubber")
     rubber.geom.friction = (1.5, 0.01, 0.001)  # the class edit
     assert geoms[0].mujoco.geom.friction[0] == pytest.approx(1.5)  # shown on its elements
     model = next(iter(validation.validate(bpy.context.scene).models.values()))
@@ -176,19 +178,19 @@ def test_a_class_change_propagates_to_elements_that_do_not_set_it(clean_scene):
 def test_classes_rename_nest_and_delete(clean_scene):
     ops.add_model()
     root = bpy.context.active_object
-    classes.add_class(root, "arm")
-    classes.add_class(root, "finger", parent="arm")
+    default_classes.add_class(root, "arm")
+    default_classes.add_class(root, "finger", parent="arm")
     geom = add("GEOM", "SPHERE", (0, 0, 1))
     geom.mujoco.classname = "finger"
-    classes.find(root, "arm").geom.rgba = (1, 0, 0, 1)
+    default_classes.find(root, "arm").geom.rgba = (1, 0, 0, 1)
     assert tuple(geom.mujoco.geom.rgba) == (1, 0, 0, 1)  # through the nested class
-    classes.rename_class(root, "finger", "tip")
+    default_classes.rename_class(root, "finger", "tip")
     assert geom.mujoco.classname == "tip"
-    classes.remove_class(root, "tip")
-    assert geom.mujoco.classname == "arm" and classes.find(root, "tip") is None
+    default_classes.remove_class(root, "tip")
+    assert geom.mujoco.classname == "arm" and default_classes.find(root, "tip") is None
     assert validation.validate(bpy.context.scene).ok
-    with pytest.raises(classes.ClassError):
-        classes.remove_class(root, "main")
+    with pytest.raises(default_classes.ClassError):
+        default_classes.remove_class(root, "main")
 
 
 def test_class_operators_add_rename_and_report_errors(clean_scene):
@@ -203,9 +205,9 @@ def test_class_operators_add_rename_and_report_errors(clean_scene):
     with pytest.raises(RuntimeError, match="main"):
         ops.class_rename(name="main")
     assert ops.class_rename(name="hand") == {"FINISHED"}
-    assert classes.find(root, "hand") is not None and classes.find(root, "arm") is None
+    assert default_classes.find(root, "hand") is not None and default_classes.find(root, "arm") is None
     assert ops.class_remove() == {"FINISHED"}
-    assert classes.find(root, "hand") is None
+    assert default_classes.find(root, "hand") is None
 
 
 def _problem(scene):
@@ -252,20 +254,20 @@ def test_keyframes_store_load_delete(clean_scene):
     add("JOINT", "SLIDE", (0, 0, 1))
     add("GEOM", "SPHERE", (0, 0, 1))
     ops.simulate(duration=0.3)  # falling along the slide
-    fallen = live.get(clean_scene).session.data.qpos[0]
+    fallen = scene_session.get(clean_scene).session.data.qpos[0]
     assert ops.key_store() == {"FINISHED"}
     key = bpy.context.active_object
     assert key.mujoco.kind == "KEY"
     stored = spec_io.read_value(key.mujoco.key, spec_io.KINDS["key"].attr("qpos"))
     assert list(stored) == [fallen]
     ops.reset(keyframe=-1)
-    assert live.get(clean_scene).session.data.qpos[0] == 0
+    assert scene_session.get(clean_scene).session.data.qpos[0] == 0
     assert ops.key_load(name=key.name) == {"FINISHED"}
-    assert live.get(clean_scene).session.data.qpos[0] == pytest.approx(fallen)
-    live.drop_all()
+    assert scene_session.get(clean_scene).session.data.qpos[0] == pytest.approx(fallen)
+    scene_session.drop_all()
     assert ops.key_delete(name=key.name) == {"FINISHED"}
     assert not [o for o in clean_scene.objects if o.mujoco.kind == "KEY"]
-    assert scan.model_of(root) is root
+    assert scene_scan.model_of(root) is root
 
 
 def test_every_authoring_operator_polls_and_is_one_undo_step():

@@ -1,4 +1,4 @@
-"""importer/geometry.py: Blender meshes for MuJoCo geometry, checked against MuJoCo itself.
+"""importer/mujoco_meshes.py: Blender meshes for MuJoCo geometry, checked against MuJoCo itself.
 
 Real bpy, real mujoco, real corpus models. Each corpus test runs on the models
 of models.tsv that have the feature (meshes, hfields, flexes, skins).
@@ -18,7 +18,7 @@ from helpers import CORPUS, load_corpus_spec
 from mathutils.bvhtree import BVHTree
 
 from mjblend import blender_compat as compat
-from mjblend.importer import geometry
+from mjblend.geometry import mujoco_meshes
 
 GEOM = mujoco.mjtGeom
 PRIMITIVES = [GEOM.mjGEOM_PLANE, GEOM.mjGEOM_SPHERE, GEOM.mjGEOM_CAPSULE, GEOM.mjGEOM_ELLIPSOID,
@@ -174,7 +174,8 @@ def test_mesh_assets_sit_where_mujoco_has_them(clean_scene, path):
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
 
-    meshes = [geometry.mesh_asset(model, i, model.mesh(i).name or f"mesh{i}") for i in range(model.nmesh)]
+    meshes = [mujoco_meshes.mesh_asset(model, i, model.mesh(i).name or f"mesh{i}")
+              for i in range(model.nmesh)]
     for i, mesh in enumerate(meshes):
         check_mesh_asset(model, i, mesh)
 
@@ -206,8 +207,8 @@ def test_mesh_asset_frame_with_refpos_refquat_and_mirror(clean_scene):
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
 
-    plain = geometry.mesh_asset(model, 0, "plain")
-    ref = geometry.mesh_asset(model, 1, "ref")
+    plain = mujoco_meshes.mesh_asset(model, 0, "plain")
+    ref = mujoco_meshes.mesh_asset(model, 1, "ref")
     # No hull reordering of the 5 points: compare as sets, sorted.
     assert np.allclose(np.sort(verts_of(plain), axis=0), np.sort(raw * scale, axis=0), atol=1e-5)
     rot = quat_mat(refquat / np.linalg.norm(refquat))
@@ -244,8 +245,8 @@ def test_sdf_geom_shown_by_its_mesh(clean_scene):
     model = spec.compile()
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
-    assert geometry.sdf_or_plugin_mesh(model, 1, "box") is None
-    mesh = geometry.sdf_or_plugin_mesh(model, 0, "torus")
+    assert mujoco_meshes.sdf_or_plugin_mesh(model, 1, "box") is None
+    mesh = mujoco_meshes.sdf_or_plugin_mesh(model, 0, "torus")
     mesh_id = model.geom_dataid[0]
     adr, num = model.mesh_vertadr[mesh_id], model.mesh_vertnum[mesh_id]
     mujoco_world = world(model.mesh_vert[adr:adr + num], data.geom_xpos[0], data.geom_xmat[0])
@@ -291,7 +292,7 @@ SIZES = [(0.05, 0.2, 0.3), (1.0, 1.0, 1.0), (0.003, 0.0125, 0.7), (2.5, 0.01, 0.
 
 @pytest.mark.parametrize("geom_type", PRIMITIVES, ids=lambda t: t.name[7:].lower())
 def test_primitive_bounds_volume_and_shading(clean_scene, geom_type):
-    cache = geometry.PrimitiveCache()
+    cache = mujoco_meshes.PrimitiveCache()
     for size in SIZES:
         mesh = cache.get(geom_type, size)
         check_bounds(mesh, analytic_extent(geom_type, size))
@@ -320,15 +321,15 @@ def test_primitive_bounds_volume_and_shading(clean_scene, geom_type):
 
 
 def test_capsule_of_zero_length_is_a_clean_sphere(clean_scene):
-    mesh = geometry.PrimitiveCache().get(GEOM.mjGEOM_CAPSULE, [0.1, 0.0, 0.0])
+    mesh = mujoco_meshes.PrimitiveCache().get(GEOM.mjGEOM_CAPSULE, [0.1, 0.0, 0.0])
     check_bounds(mesh, [0.1, 0.1, 0.1])
-    assert len(mesh.vertices) == len(geometry.PrimitiveCache().get(GEOM.mjGEOM_SPHERE, [0.1]).vertices)
+    assert len(mesh.vertices) == len(mujoco_meshes.PrimitiveCache().get(GEOM.mjGEOM_SPHERE, [0.1]).vertices)
     assert (edge_face_counts(mesh) == 2).all()
     assert_valid(mesh)
 
 
 def test_primitive_cache_shares_by_shape(clean_scene):
-    cache = geometry.PrimitiveCache()
+    cache = mujoco_meshes.PrimitiveCache()
     sphere = cache.get(GEOM.mjGEOM_SPHERE, [0.05, 0, 0])
     assert cache.get(GEOM.mjGEOM_SPHERE, np.array([0.05, 0.7, 0.1])) is sphere  # unused sizes ignored
     assert cache.get(GEOM.mjGEOM_SPHERE, [0.05 + 1e-12, 0, 0]) is sphere
@@ -351,7 +352,7 @@ def test_primitive_cache_shares_by_shape(clean_scene):
 
 
 def test_infinite_plane_display_extent(clean_scene):
-    cache = geometry.PrimitiveCache()
+    cache = mujoco_meshes.PrimitiveCache()
     infinite = cache.get(GEOM.mjGEOM_PLANE, [0, 0, 0.05])
     check_bounds(infinite, [10, 10, 0])
     assert infinite.name == "plane inf inf"
@@ -359,7 +360,7 @@ def test_infinite_plane_display_extent(clean_scene):
     check_bounds(half, [10, 3, 0])
     check_bounds(cache.get(GEOM.mjGEOM_PLANE, [0, 0, 1], infinite_extent=50), [50, 50, 0])
     assert cache.get(GEOM.mjGEOM_PLANE, [0, 0, 0.5]) is infinite
-    check_bounds(geometry.PrimitiveCache(infinite_extent=4).get(GEOM.mjGEOM_PLANE, [0, 0, 1]), [4, 4, 0])
+    check_bounds(mujoco_meshes.PrimitiveCache(infinite_extent=4).get(GEOM.mjGEOM_PLANE, [0, 0, 1]), [4, 4, 0])
     uv = np.empty(8, dtype=np.float32)
     cache.get(GEOM.mjGEOM_PLANE, [2, 1, 0]).uv_layers[0].data.foreach_get("uv", uv)
     assert sorted(map(tuple, uv.reshape(-1, 2))) == [(0, 0), (0, 1), (1, 0), (1, 1)]
@@ -368,7 +369,7 @@ def test_infinite_plane_display_extent(clean_scene):
 @pytest.mark.parametrize("path", corpus_with("ngeom"))
 def test_corpus_primitives_have_analytic_bounds(clean_scene, path):
     model = load_corpus_spec(path).compile()
-    cache = geometry.PrimitiveCache()
+    cache = mujoco_meshes.PrimitiveCache()
     shapes = set()
     for g in range(model.ngeom):
         geom_type = GEOM(model.geom_type[g])
@@ -422,7 +423,7 @@ def test_hfield_surface_is_mujocos(clean_scene, path):
     mujoco.mj_kinematics(model, data)
     rng = np.random.default_rng(0)
     for h in range(model.nhfield):
-        mesh = geometry.hfield_mesh(model, h, model.hfield(h).name or f"hfield{h}")
+        mesh = mujoco_meshes.hfield_mesh(model, h, model.hfield(h).name or f"hfield{h}")
         check_hfield(model, h, mesh)
         geom_id = int(np.flatnonzero((model.geom_type == GEOM.mjGEOM_HFIELD) & (model.geom_dataid == h))[0])
         # between samples too: our triangles are MuJoCo's (same diagonal), seen by both ray casts
@@ -451,7 +452,7 @@ def test_runtime_zero_hfield(clean_scene, source):
         spec.worldbody.add_geom(type=GEOM.mjGEOM_HFIELD, hfieldname="terrain")
     model = spec.compile()
     assert not model.hfield_data.any()
-    mesh = geometry.hfield_mesh(model, 0, "terrain")
+    mesh = mujoco_meshes.hfield_mesh(model, 0, "terrain")
     check_hfield(model, 0, mesh)
     z = verts_of(mesh)[:, 2]
     assert (z[:35] == 0).all() and np.allclose(z[35:], -0.25)
@@ -485,7 +486,7 @@ def test_corpus_flex(clean_scene, path):
     mujoco.mj_forward(model, data)
     assert model.nflex
     for f in range(model.nflex):
-        check_flex(model, data, f, geometry.flex_mesh(model, data, f, f"flex{f}"))
+        check_flex(model, data, f, mujoco_meshes.flex_mesh(model, data, f, f"flex{f}"))
 
 
 def test_flex_dims_1_and_3(clean_scene):
@@ -500,7 +501,7 @@ def test_flex_dims_1_and_3(clean_scene):
     mujoco.mj_flex(model, data)  # what mj_forward would add for flexes
     assert sorted(model.flex_dim) == [1, 3]
     for f in range(model.nflex):
-        check_flex(model, data, f, geometry.flex_mesh(model, data, f, f"flex{f}"))
+        check_flex(model, data, f, mujoco_meshes.flex_mesh(model, data, f, f"flex{f}"))
 
 
 def test_flex_grid_uvs(clean_scene):
@@ -517,7 +518,7 @@ def test_flex_grid_uvs(clean_scene):
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     assert model.flex_texcoordadr[0] >= 0
-    mesh = geometry.flex_mesh(model, data, 0, "sheet")
+    mesh = mujoco_meshes.flex_mesh(model, data, 0, "sheet")
     check_flex(model, data, 0, mesh)
     adr, num = model.flex_elemdataadr[0], model.flex_elemnum[0]
     expect = model.flex_texcoord[model.flex_texcoordadr[0] + model.flex_elemtexcoord[adr:adr + 3 * num]]
@@ -546,7 +547,7 @@ def test_corpus_skin(clean_scene, path, inflate):
     mujoco.mj_kinematics(model, data)
     expect = mujoco_skin_vertices(model, data)
     for s in range(model.nskin):
-        mesh = geometry.skin_mesh(model, data, s, f"skin{s}")
+        mesh = mujoco_meshes.skin_mesh(model, data, s, f"skin{s}")
         vadr, vnum = model.skin_vertadr[s], model.skin_vertnum[s]
         fadr, fnum = model.skin_faceadr[s], model.skin_facenum[s]
         faces = model.skin_face[fadr + unique_faces(model.skin_face[fadr:fadr + fnum])]  # no repeats
@@ -555,7 +556,7 @@ def test_corpus_skin(clean_scene, path, inflate):
         assert_valid(mesh)
         assert np.abs(verts_of(mesh) - expect[vadr:vadr + vnum]).max() < 1e-5
         assert (len(mesh.uv_layers) == 1) == (model.skin_texcoordadr[s] >= 0)
-        bind = geometry.skin_mesh(model, None, s, f"skin{s} bind")
+        bind = mujoco_meshes.skin_mesh(model, None, s, f"skin{s} bind")
         assert np.allclose(verts_of(bind), model.skin_vert[vadr:vadr + vnum], atol=1e-7)
 
 
@@ -577,7 +578,7 @@ def test_skin_posed_by_turned_bones_with_uvs(clean_scene):
     data = mujoco.MjData(model)
     data.qpos[:] = [0.1, -0.2, 1.3, 0.9, 0.1, 0.3, -0.1, 0.7]
     mujoco.mj_kinematics(model, data)
-    mesh = geometry.skin_mesh(model, data, 0, "s")
+    mesh = mujoco_meshes.skin_mesh(model, data, 0, "s")
     assert np.abs(verts_of(mesh) - mujoco_skin_vertices(model, data)).max() < 1e-6
     uv = np.empty(2 * len(mesh.loops), dtype=np.float32)
     mesh.uv_layers[0].data.foreach_get("uv", uv)
@@ -604,8 +605,8 @@ def test_panda_speed_printout(clean_scene, capsys):
         model = mujoco.MjModel.from_xml_path(path)
         loads.append(time.perf_counter() - start)
     start = time.perf_counter()
-    meshes = [geometry.mesh_asset(model, i, model.mesh(i).name) for i in range(model.nmesh)]
-    cache = geometry.PrimitiveCache()
+    meshes = [mujoco_meshes.mesh_asset(model, i, model.mesh(i).name) for i in range(model.nmesh)]
+    cache = mujoco_meshes.PrimitiveCache()
     for g in range(model.ngeom):
         if model.geom_type[g] in PRIMITIVES:
             cache.get(model.geom_type[g], model.geom_size[g])

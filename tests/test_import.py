@@ -208,12 +208,12 @@ TENDON_CLASS = """<mujoco>
 def test_tendons_keep_their_class(clean_scene, tmp_path):
     """mujoco 4.0.0 names a tendon's class with `default()`, not `classname`."""
     result = build.import_file(write_model(tmp_path, TENDON_CLASS), bpy.context.scene)
-    from mjblend.addon import scan
+    from mjblend.scan import scene_scan
     from mjblend.components import values
     spatial, fixed = result.by_id[("tendon", 0)], result.by_id[("tendon", 1)]
     assert (spatial.mujoco.classname, fixed.mujoco.classname) == ("stiff", "main")
     assert values.own(spatial.mujoco.tendon) == {"damping"}  # stiffness and rgba: the class's
-    spec = scan.scan_model(result.root)
+    spec = scene_scan.scan_model(result.root)
     written = mujoco.MjSpec.from_string(spec.to_xml())
     assert written.tendons[0].default().name == "stiff"
     model = spec.compile()
@@ -284,7 +284,7 @@ def test_urdf_imports(clean_scene, tmp_path):
 
 
 def test_the_import_operator_is_in_the_file_menu_and_takes_drops():
-    from mjblend.addon import menus
+    from mjblend.ui import menus
     assert menus.import_menu in bpy.types.TOPBAR_MT_file_import.draw._draw_funcs
     if hasattr(bpy.types, "FileHandler"):
         handler = bpy.types.FileHandler.bl_rna_get_subclass_py("MJBLEND_FH_mjcf")

@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 from helpers import corpus_params, load_corpus_spec, needs_corpus
 
-from mjblend.importer import materials
-from mjblend.importer.materials import Looks
+from mjblend.geometry import materials
+from mjblend.geometry.materials import Looks
 
 KINDS = {"geom": mujoco.mjtObj.mjOBJ_GEOM, "site": mujoco.mjtObj.mjOBJ_SITE,
          "tendon": mujoco.mjtObj.mjOBJ_TENDON, "flex": mujoco.mjtObj.mjOBJ_FLEX,

@@ -47,7 +47,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
     import mujoco  # now from the wheel Blender unpacked for the extension
     import numpy as np
     import importlib
-    live = importlib.import_module("bl_ext.user_default.mjblend.addon.live")
+    live = importlib.import_module("bl_ext.user_default.mjblend.live.scene_session")
 
     bpy.ops.wm.read_homefile(use_empty=True)
     imported = bpy.ops.import_scene.mjcf(filepath=sys.argv[3])

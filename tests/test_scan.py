@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import CORPUS, corpus_params, needs_corpus
 
-from mjblend.addon import scan
+from mjblend.scan import scene_scan
 from mjblend.components import values
 from mjblend.importer import build
 
@@ -50,7 +50,7 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
         request.applymarker(pytest.mark.xfail(reason=KNOWN[model], strict=True))
     path = os.path.join(CORPUS, model)
     result = build.import_file(path, bpy.context.scene)
-    ours = scan.scan_model(result.root).compile()
+    ours = scene_scan.scan_model(result.root).compile()
     theirs = mujoco.MjModel.from_xml_path(path)
     differences = model_differences(ours, theirs)
     assert not differences, f"{model}: {len(differences)} fields differ: {differences[:8]}"
@@ -63,30 +63,30 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
 def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
                                bpy.context.scene)
-    scan.clear_cache()
-    spec, updated = scan.cached_spec(result.root)
+    scene_scan.clear_cache()
+    spec, updated = scene_scan.cached_spec(result.root)
     assert updated is None  # the first scan is a full one
-    again, updated = scan.cached_spec(result.root)
+    again, updated = scene_scan.cached_spec(result.root)
     assert again is spec and updated == 0
 
     geom = result.by_id[("geom", 2)]
     geom.mujoco.geom.size[0] = 0.07  # a panel edit
     body = result.by_id[("body", 2)]
     body.location.z += 0.125  # a move in the viewport
-    again, updated = scan.cached_spec(result.root)
+    again, updated = scene_scan.cached_spec(result.root)
     assert again is spec and updated == 2
     incremental = spec.compile()
-    full = scan.scan_model(result.root).compile()
+    full = scene_scan.scan_model(result.root).compile()
     assert model_differences(incremental, full) == []
     assert incremental.geom_size[2][0] == 0.07
 
     bpy.data.objects.new("new site", None)  # not in the model: nothing to redo
-    assert scan.cached_spec(result.root)[1] == 0
+    assert scene_scan.cached_spec(result.root)[1] == 0
     extra = bpy.data.objects.new("extra", None)
     bpy.context.scene.collection.objects.link(extra)
     extra.parent = body
     extra.mujoco.kind = "SITE"
-    _spec, updated = scan.cached_spec(result.root)
+    _spec, updated = scene_scan.cached_spec(result.root)
     assert updated is None  # structure changed: a full scan
 
 
@@ -115,12 +115,12 @@ def test_a_mesh_edited_after_a_scan_goes_in_as_its_new_geometry(edit, clean_scen
     result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
     mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
     first: list[str] = []
-    scan.scan_model(result.root, blender_meshes=first)
+    scene_scan.scan_model(result.root, blender_meshes=first)
     assert first == []  # untouched: every mesh refers to its file
     edit(mesh)
     moved = np.array(mesh.vertices[0].co, dtype=float)
     edited: list[str] = []
-    spec = scan.scan_model(result.root, blender_meshes=edited)
+    spec = scene_scan.scan_model(result.root, blender_meshes=edited)
     assert edited == [mesh.mujoco.name]
     element = spec.mesh(mesh.mujoco.name)
     assert not element.file
@@ -130,18 +130,18 @@ def test_a_mesh_edited_after_a_scan_goes_in_as_its_new_geometry(edit, clean_scen
 
 @needs_corpus
 def test_a_mesh_signature_saved_in_the_older_form_still_counts(clean_scene):
-    from mjblend.importer import geometry
+    from mjblend.geometry import mujoco_meshes
     from mjblend.importer.build import SIGNATURE
 
     result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
     mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
-    mesh.mujoco.mesh[SIGNATURE] = geometry.mesh_signature(mesh, form="")  # blake2b, unmarked
+    mesh.mujoco.mesh[SIGNATURE] = mujoco_meshes.mesh_signature(mesh, form="")  # blake2b, unmarked
     untouched: list[str] = []
-    scan.scan_model(result.root, blender_meshes=untouched)
+    scene_scan.scan_model(result.root, blender_meshes=untouched)
     assert untouched == []
     _edit_by_foreach(mesh)
     edited: list[str] = []
-    scan.scan_model(result.root, blender_meshes=edited)
+    scene_scan.scan_model(result.root, blender_meshes=edited)
     assert edited == [mesh.mujoco.name]
 
 
@@ -156,11 +156,11 @@ def test_settings_the_file_sets_and_later_edits_reach_the_spec(clean_scene, tmp_
     root = build.import_file(str(path), bpy.context.scene).root
     settings = root.mujoco.model
     assert sorted(values.own(settings.option)) == ["integrator", "timestep"]
-    assert scan.scan_model(root).compile().opt.timestep == 0.0025
+    assert scene_scan.scan_model(root).compile().opt.timestep == 0.0025
     settings.option.tolerance = 1e-6  # a default, edited: read from now on
     settings.option.integrator = "EULER"  # set by the file, edited back to the default
     settings.visual_global.fovy = 50
-    model = scan.scan_model(root).compile()
+    model = scene_scan.scan_model(root).compile()
     assert model.opt.tolerance == 1e-6 and model.opt.timestep == 0.0025
     assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
     assert model.vis.global_.fovy == 50
@@ -181,7 +181,7 @@ def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_s
     body.gravcomp = 0.25  # edits
     option.tolerance = 1e-6
     assert {"mass", "gravcomp"} <= values.own(body) and {"timestep", "tolerance"} <= values.own(option)
-    model = scan.scan_model(result.root).compile()
+    model = scene_scan.scan_model(result.root).compile()
     assert model.body_mass[1] == 2 and model.body_gravcomp[1] == 0.25
     assert model.opt.timestep == 0.0025 and model.opt.tolerance == 1e-6
 
@@ -199,14 +199,14 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     path = tmp_path / "two.xml"
     path.write_text(TWO_BODIES, encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scan.clear_cache()
-    scan.cached_spec(result.root)
+    scene_scan.clear_cache()
+    scene_scan.cached_spec(result.root)
     body_a, geom_b = result.by_id[("body", 1)], result.by_id[("geom", 1)]
 
     def full_scan():
-        spec, updated = scan.cached_spec(result.root)
+        spec, updated = scene_scan.cached_spec(result.root)
         assert updated is None
-        assert scan.cached_spec(result.root) == (spec, 0)  # and then nothing to do
+        assert scene_scan.cached_spec(result.root) == (spec, 0)  # and then nothing to do
         return spec.compile()
 
     geom_b.mujoco.name = "renamed"
@@ -219,15 +219,15 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     bpy.data.objects.remove(result.by_id[("site", 0)])
     assert full_scan().nsite == 0
 
-    before = scan.cached_spec(result.root)[0].compile().body_mass[1]  # two spheres
+    before = scene_scan.cached_spec(result.root)[0].compile().body_mass[1]  # two spheres
     bpy.ops.ed.undo_push(message="before the edit")
     geom_b.mujoco.geom.mass = 5.0
     bpy.ops.ed.undo_push(message="the edit")
-    spec, updated = scan.cached_spec(result.root)
+    spec, updated = scene_scan.cached_spec(result.root)
     assert updated == 1 and spec.compile().body_mass[1] == pytest.approx(before / 2 + 5)
     bpy.ops.ed.undo()
-    assert scan._CACHE == {}  # forgotten (this bpy moves the objects too; Blender may not)
-    spec, updated = scan.cached_spec(scan.model_roots(bpy.context.scene)[0])
+    assert scene_scan._CACHE == {}  # forgotten (this bpy moves the objects too; Blender may not)
+    spec, updated = scene_scan.cached_spec(scene_scan.model_roots(bpy.context.scene)[0])
     assert updated is None and spec.compile().body_mass[1] == before
 
 
@@ -239,16 +239,16 @@ def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_pa
                     '<body name="b" pos="1 0 0"><freejoint/><geom size=".1"/></body></worldbody></mujoco>',
                     encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scan.clear_cache()
-    spec, _ = scan.cached_spec(result.root)
+    scene_scan.clear_cache()
+    spec, _ = scene_scan.cached_spec(result.root)
     body = result.by_id[("body", 2)].mujoco.body
     assert "gravcomp" not in values.own(body)
     body.gravcomp = 0.75
-    again, updated = scan.cached_spec(result.root)
+    again, updated = scene_scan.cached_spec(result.root)
     assert again is spec and updated == 1
     incremental = spec.compile()
     assert incremental.body_gravcomp[2] == 0.75
-    assert model_differences(incremental, scan.scan_model(result.root).compile()) == []
+    assert model_differences(incremental, scene_scan.scan_model(result.root).compile()) == []
 
 
 CLASS_EULER = """<mujoco>
@@ -276,7 +276,7 @@ def test_orientations_a_class_sets_and_an_element_overrides(clean_scene, tmp_pat
     path = tmp_path / "classes.xml"
     path.write_text(CLASS_EULER, encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    ours = scan.scan_model(result.root).compile()
+    ours = scene_scan.scan_model(result.root).compile()
     assert model_differences(ours, mujoco.MjModel.from_xml_path(str(path))) == []
 
 
@@ -291,6 +291,6 @@ def test_a_class_on_a_kind_without_classes_is_a_clear_error(clean_scene, tmp_pat
     sensor = result.by_id[("sensor", 0)]
     assert sensor.mujoco.classname == ""
     sensor.mujoco.classname = "main"
-    with pytest.raises(scan.ScanError, match="a sensor has no default class") as error:
-        scan.scan_model(result.root)
+    with pytest.raises(scene_scan.ScanError, match="a sensor has no default class") as error:
+        scene_scan.scan_model(result.root)
     assert error.value.objects == [sensor]

@@ -12,7 +12,9 @@ from conftest import ROOT, disable_addon, enable_addon
 from helpers import CORPUS, corpus_params, needs_corpus
 from mathutils import Vector
 
-from mjblend.addon import handlers, live, scan
+from mjblend.app import handlers
+from mjblend.live import scene_session
+from mjblend.scan import scene_scan
 from mjblend.importer import build
 
 DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
@@ -22,7 +24,7 @@ DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
 def desk(clean_scene):
     result = build.import_file(DESK, clean_scene)
     yield result
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def element(kind, name):
@@ -31,7 +33,7 @@ def element(kind, name):
 
 
 def transforms():
-    return {o.name: scan.transform(o) for o in bpy.context.scene.objects}
+    return {o.name: scene_scan.transform(o) for o in bpy.context.scene.objects}
 
 
 def mujoco_after(path, steps, prepare=None):
@@ -61,7 +63,7 @@ def assert_bodies_match(model, data, atol=1e-5):
 def test_simulate_matches_mujoco_on_the_original_file(desk):
     assert bpy.ops.mujoco.simulate(duration=1.5) == {"FINISHED"}
     model, data = mujoco_after(DESK, 750)
-    running = live.get(bpy.context.scene)
+    running = scene_session.get(bpy.context.scene)
     assert running.session.data.time == data.time
     assert np.array_equal(running.session.data.qpos, data.qpos)
     assert_bodies_match(model, data)
@@ -73,7 +75,7 @@ def test_stop_restores_every_transform_exactly_and_keys_nothing(desk):
     assert transforms() != before
     bpy.ops.mujoco.stop()
     assert transforms() == before
-    assert live.get(bpy.context.scene) is None and not scan.HELD
+    assert scene_session.get(bpy.context.scene) is None and not scene_scan.HELD
     assert all(o.animation_data is None for o in bpy.context.scene.objects)
 
 
@@ -95,12 +97,12 @@ def test_gravity_is_minus_z_and_a_hinge_about_y_turns_the_same_way(clean_scene, 
     model, data = mujoco_after(str(path), 250)
     assert data.qpos[7] > 0  # MuJoCo agrees on the sign
     assert_bodies_match(model, data)
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def test_a_property_edit_recompiles_and_keeps_the_state(desk):
     bpy.ops.mujoco.simulate(duration=0.5)
-    running = live.get(bpy.context.scene)
+    running = scene_session.get(bpy.context.scene)
     session = running.session
     old_model = session.model
     qpos_before = session.data.qpos.copy()
@@ -129,7 +131,7 @@ def test_a_property_edit_recompiles_and_keeps_the_state(desk):
 
 def test_moving_an_element_while_simulating_recompiles(desk):
     bpy.ops.mujoco.simulate(duration=0.2)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     table = element("geom", "table")
     table.location.z -= 0.1  # the user lowers the table (the depsgraph reports it)
     bpy.context.view_layer.update()
@@ -142,7 +144,7 @@ def test_moving_an_element_while_simulating_recompiles(desk):
 
 def test_a_failed_recompile_keeps_the_last_good_model_and_names_the_object(desk):
     bpy.ops.mujoco.simulate(duration=0.1)
-    running = live.get(bpy.context.scene)
+    running = scene_session.get(bpy.context.scene)
     good = running.session.model
     swing = element("joint", "swing")
     swing.mujoco.joint.type = "FREE"  # a free joint below another body does not compile
@@ -162,7 +164,7 @@ def test_mocap_bodies_follow_their_objects(desk):
     hand = element("body", "hand")
     hand.location = (0.1, -0.2, 0.6)
     bpy.ops.mujoco.simulate(duration=1.0)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     assert np.allclose(session.data.mocap_pos[0], [0.1, -0.2, 0.6], atol=1e-6)
     # MuJoCo, given the same mocap pose (as Blender holds it: float32) after 5 steps
     model = mujoco.MjModel.from_xml_path(DESK)
@@ -171,9 +173,9 @@ def test_mocap_bodies_follow_their_objects(desk):
     data.mocap_pos[0] = np.array(hand.location, dtype=np.float32)
     mujoco.mj_step(model, data, nstep=500)
     assert np.array_equal(session.data.qpos, data.qpos)  # the dangler follows the hand
-    authored = scan.HELD[hand.as_pointer()]
+    authored = scene_scan.HELD[hand.as_pointer()]
     bpy.ops.mujoco.stop()
-    assert scan.transform(hand) == authored  # dragging it was not an edit
+    assert scene_scan.transform(hand) == authored  # dragging it was not an edit
 
 
 def test_controls_are_clamped_and_drive_the_actuator(desk):
@@ -182,7 +184,7 @@ def test_controls_are_clamped_and_drive_the_actuator(desk):
     motor.mujoco_ctrl = 5.0
     assert motor.mujoco_ctrl == 1.0  # ctrlrange -1 1
     bpy.ops.mujoco.simulate(duration=0.5)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     model, data = mujoco_after(DESK, 250, prepare=lambda m, d: d.ctrl.__setitem__(0, 1.0))
     assert np.array_equal(session.data.qpos, data.qpos)
     bpy.ops.mujoco.zero_controls()
@@ -191,7 +193,7 @@ def test_controls_are_clamped_and_drive_the_actuator(desk):
 
 def test_reset_to_qpos0_and_keyframe(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     bpy.ops.mujoco.reset(keyframe=0)
     assert session.data.time == 0 and session.data.qpos[14] == pytest.approx(1.2)
     bpy.context.view_layer.update()
@@ -207,7 +209,7 @@ def test_option_overrides_apply_after_compile_only_when_switched_on(desk):
     override = bpy.context.scene.mujoco_simulation.override
     override.gravity = (0, 0, 0)  # not switched on: no effect
     bpy.ops.mujoco.simulate(duration=0.05)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     assert list(session.model.opt.gravity) == [0, 0, -9.81]
     override.use_gravity = True
     assert list(session.model.opt.gravity) == [0, 0, 0]  # applied to the running model
@@ -231,25 +233,25 @@ def test_divergence_pauses_and_blender_carries_on(clean_scene, tmp_path):
     build.import_file(str(path), clean_scene)
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.simulate(duration=1.0)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     assert not session.playing and "diverged" in session.message
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def test_sessions_end_on_file_load_and_addon_disable(desk):
     before = transforms()
     bpy.ops.mujoco.simulate(duration=0.5)
     handlers.end_simulations()  # what load_pre / undo_pre run
-    assert live.all_live() == [] and transforms() == before
+    assert scene_session.all_live() == [] and transforms() == before
     bpy.ops.mujoco.simulate(duration=0.5)
     bpy.ops.wm.read_homefile(use_empty=True)  # a real file load
-    assert live.all_live() == [] and not scan.HELD
+    assert scene_session.all_live() == [] and not scene_scan.HELD
     build.import_file(DESK, bpy.context.scene)
     bpy.ops.mujoco.simulate(duration=0.5)
     disable_addon()
     try:
-        assert not scan.HELD  # (the module is still importable: its registry is empty)
-        assert live.all_live() == []
+        assert not scene_scan.HELD  # (the module is still importable: its registry is empty)
+        assert scene_session.all_live() == []
     finally:
         enable_addon()
 
@@ -279,7 +281,7 @@ def test_scene_with_two_copies_simulates_both(clean_scene):
     assert np.allclose(boxes[0].matrix_world.translation, data.xpos[box], atol=1e-5)
     assert np.allclose(np.array(boxes[1].matrix_world.translation) - [3, 0, 0], data.xpos[box], atol=1e-5)
     assert first.root != second.root
-    live.drop_all()
+    scene_session.drop_all()
 
 
 @needs_corpus
@@ -308,10 +310,10 @@ def test_corpus_models_simulate_like_mujoco(clean_scene, path):
     bpy.ops.mujoco.simulate(duration=0.3)
     model = mujoco.MjModel.from_xml_path(full)
     model, data = mujoco_after(full, int(round(0.3 / model.opt.timestep)))
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     assert np.array_equal(session.data.qpos, data.qpos)
     assert_bodies_match(model, data, atol=2e-5)
-    live.drop_all()
+    scene_session.drop_all()
 
 
 def test_the_modal_operator_steps_on_timer_events(desk):
@@ -320,8 +322,8 @@ def test_the_modal_operator_steps_on_timer_events(desk):
 
     from mjblend.operators.simulate import MUJOCO_OT_play
 
-    running = live.ensure(bpy.context.scene)
-    running.session.play(live.now())
+    running = scene_session.ensure(bpy.context.scene)
+    running.session.play(scene_session.now())
     operator = SimpleNamespace(_live=running, _timer=None, report=lambda *_a: None,
                                _finish=lambda _context: {"FINISHED"})
     timer = SimpleNamespace(type="TIMER")
@@ -343,7 +345,7 @@ def test_the_modal_operator_steps_on_timer_events(desk):
 def test_step_pauses_and_advances_one_step(desk):
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.step(count=3)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     assert not session.playing and session.data.time == pytest.approx(3 * session.model.opt.timestep)
 
 
@@ -355,7 +357,7 @@ def _joint_state(session, name):
 
 def test_changing_a_geom_size_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     before = _joint_state(session, "swing")
     bob_geom = next(o for o in bpy.context.scene.objects
                     if o.mujoco.kind == "GEOM" and o.parent == element("body", "bob"))
@@ -368,7 +370,7 @@ def test_changing_a_geom_size_while_running_recompiles_with_state(desk):
 
 def test_adding_a_body_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     swing, box = _joint_state(session, "swing"), session.data.qpos[:7].copy()
     body = bpy.data.objects.new("new body", None)
     bpy.context.scene.collection.objects.link(body)
@@ -390,7 +392,7 @@ def test_adding_a_body_while_running_recompiles_with_state(desk):
 
 def test_moving_a_static_body_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     before = _joint_state(session, "swing")
     element("body", "post").location.x += 0.25  # no joint: the simulation does not move it
     bpy.context.view_layer.update()
@@ -401,7 +403,7 @@ def test_moving_a_static_body_while_running_recompiles_with_state(desk):
 
 def test_moving_simulated_bodies_by_hand(desk):
     bpy.ops.mujoco.simulate(duration=0.5)
-    session = live.get(bpy.context.scene).session
+    session = scene_session.get(bpy.context.scene).session
     swing = _joint_state(session, "swing")
     box, arm = element("body", "box"), element("body", "arm")
     for obj in bpy.context.selected_objects:
@@ -416,20 +418,20 @@ def test_moving_simulated_bodies_by_hand(desk):
     assert not session.data.qvel[:6].any()
     assert session.model.body_pos[session.model.body("arm").id][0] == pytest.approx(0.1, abs=1e-6)
     assert _joint_state(session, "swing") == swing
-    authored_box = scan.HELD[box.as_pointer()]
+    authored_box = scene_scan.HELD[box.as_pointer()]
     bpy.ops.mujoco.stop()
-    assert scan.transform(box) == authored_box  # teleporting is not an edit of the model
+    assert scene_scan.transform(box) == authored_box  # teleporting is not an edit of the model
     assert arm.location.x == pytest.approx(0.1)  # moving the pivot is
 
 
 def test_deleting_the_scene_ends_its_simulation(clean_scene):
     scene = bpy.data.scenes.new("doomed")
     build.import_file(DESK, scene)
-    running = live.ensure(scene)
+    running = scene_session.ensure(scene)
     running.simulate(0.2)
     bpy.data.scenes.remove(scene)
-    assert not live.is_current(running)
-    assert live.all_live() == [] and not scan.HELD
+    assert not scene_session.is_current(running)
+    assert scene_session.all_live() == [] and not scene_scan.HELD
 
 
 @pytest.mark.parametrize("path", corpus_params())
@@ -438,7 +440,7 @@ def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
     full = os.path.join(CORPUS, path)
     build.import_file(full, clean_scene)
     bpy.ops.mujoco.simulate(duration=1.0)
-    running = live.get(bpy.context.scene)
+    running = scene_session.get(bpy.context.scene)
     model = mujoco.MjModel.from_xml_path(full)
     model, data = mujoco_after(full, int(round(1.0 / model.opt.timestep)))
     assert np.array_equal(running.session.data.qpos, data.qpos, equal_nan=True)
@@ -452,4 +454,4 @@ def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
         worst = max(worst, np.abs(world[:3, 3] - data.xpos[body]).max() / scale,
                     np.abs(world[:3, :3] - data.xmat[body].reshape(3, 3)).max())
     assert worst < 1e-6, f"largest difference {worst:.2e} (relative to the body's distance)"
-    live.drop_all()
+    scene_session.drop_all()

@@ -157,7 +157,7 @@ def show_steps(objects, image, window, area):
 
 def steps():
     """Set up once, then one display step per timer call; Blender redraws between."""
-    panels = importlib.import_module(ADDON + ".addon.panels")
+    panels = importlib.import_module(ADDON + ".ui.panels")
     instrument([c for c in panels.CLASSES if issubclass(c, bpy.types.Panel)])
     objects, image = build_scene()
     window, area = properties_area()

@@ -107,7 +107,7 @@ def record_invokes():
 
 
 def steps():
-    live = importlib.import_module(ADDON + ".addon.live")
+    live = importlib.import_module(ADDON + ".live.scene_session")
     record_invokes()
     path = os.path.join(tempfile.mkdtemp(), "poke.xml")
     with open(path, "w", encoding="utf-8") as fh:

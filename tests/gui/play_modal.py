@@ -32,9 +32,9 @@ def box_height():
 
 
 def steps():
-    live = importlib.import_module(ADDON + ".addon.live")
-    scan = importlib.import_module(ADDON + ".addon.scan")
-    panels = importlib.import_module(ADDON + ".addon.simulation_panels")
+    live = importlib.import_module(ADDON + ".live.scene_session")
+    scan = importlib.import_module(ADDON + ".scan.scene_scan")
+    panels = importlib.import_module(ADDON + ".ui.sidebar")
     for cls in panels.CLASSES:
         if issubclass(cls, bpy.types.Panel):
             record_draws(cls)
@@ -90,7 +90,7 @@ def steps():
     report["live_after_stop"] = live.get(bpy.context.scene) is not None
 
     # Add > MuJoCo and its submenus, and the MuJoCo convert menu, open and draw
-    menus = importlib.import_module(ADDON + ".addon.add_menu")
+    menus = importlib.import_module(ADDON + ".ui.add_menu")
     for menu in menus.MENUS + (menus.CONVERT,):
         record_draws(menu)
         with bpy.context.temp_override(window=window, area=area, region=region):

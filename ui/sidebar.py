@@ -11,13 +11,14 @@ import bpy
 import mujoco
 
 from ..components.schema import KINDS
-from . import live, validation
+from ..live import scene_session
+from ..authoring import validation
 
 MAX_ROWS = 64
 
 
 def _running(context):
-    return live.running(context.scene)
+    return scene_session.running(context.scene)
 
 
 def draw_transport(layout, context) -> None:

@@ -13,8 +13,9 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
-from ..importer import geometry
-from . import authoring, display, scan
+from ..geometry import mujoco_meshes
+from . import authoring, display
+from ..scan import scene_scan
 
 PRIMITIVES = ("SPHERE", "BOX", "CYLINDER", "CAPSULE", "ELLIPSOID")  # ties go to the first
 TIE = 2e-3  # relative volume difference under which two fits count as equally good
@@ -30,11 +31,11 @@ def _update(context):
 def make_body(context, objects):
     """A new body at the centre of `objects` (one model's elements or plain
     objects), holding them; it goes where the first one was."""
-    members = [o for o in objects if scan.model_of(o) is not None and o.mujoco.kind != "MODEL"]
+    members = [o for o in objects if scene_scan.model_of(o) is not None and o.mujoco.kind != "MODEL"]
     if not members:
         raise authoring.AuthoringError("Select objects of a MuJoCo model to wrap into a body")
-    root = scan.model_of(members[0])
-    if any(scan.model_of(o) is not root for o in members):
+    root = scene_scan.model_of(members[0])
+    if any(scene_scan.model_of(o) is not root for o in members):
         raise authoring.AuthoringError("The selected objects belong to different models")
     if any(o.mujoco.kind == "JOINT" for o in members) and len(members) == 1:
         raise authoring.AuthoringError("A joint alone cannot make a body: select its geoms too")
@@ -69,7 +70,7 @@ def is_world_geom(obj) -> bool:
 def make_free(context, geom):
     """A world geom becomes a free body: a body where the geom is, holding the geom
     and a free joint (as the MuJoCo Unity plug-in's "convert to free object")."""
-    root = scan.model_of(geom)
+    root = scene_scan.model_of(geom)
     world = geom.matrix_world.copy()
     loc, rot, _scale = world.decompose()
     body = authoring.new_spatial(root, root, "body", world=Matrix.LocRotScale(loc, rot, None),
@@ -90,7 +91,7 @@ def is_plain_mesh(obj) -> bool:
 
 def _scaled_vertices(obj) -> tuple[np.ndarray, np.ndarray]:
     """The mesh's vertices with the object's scale applied, and its triangles."""
-    verts, tris = geometry.triangles(obj.data)
+    verts, tris = mujoco_meshes.triangles(obj.data)
     return verts * np.array(obj.scale), tris
 
 
@@ -139,14 +140,14 @@ def best_primitive(verts, tris, aabb: bool = True):
 def geom_from_mesh(context, obj, shape: str = "BEST", aabb: bool = True):
     """Make Blender mesh object `obj` a geom of its model (or of the scene's model,
     under the world): as its mesh, its convex hull, or a primitive fitted by MuJoCo."""
-    root = scan.model_of(obj) or authoring.model_root(context)
+    root = scene_scan.model_of(obj) or authoring.model_root(context)
     verts, tris = _scaled_vertices(obj)
     if len(tris) < 4:
         raise authoring.AuthoringError(f"{obj.name}: a geom needs a closed mesh (it has "
                                        f"{len(tris)} triangles)")
     loc, rot, _scale = obj.matrix_world.decompose()
     frame = Matrix.LocRotScale(loc, rot, None)  # the object's frame without its scale
-    parent = authoring.body_of(obj.parent) if scan.model_of(obj) is not None else root
+    parent = authoring.body_of(obj.parent) if scene_scan.model_of(obj) is not None else root
     element = mujoco.MjSpec().worldbody.add_geom()
     name = authoring.unique_name(root, "geom", obj.name.replace(" ", "_") + "_")
     world = frame
@@ -243,7 +244,7 @@ def _scale_mesh_asset(obj, group, scale) -> None:
     users = [o for o in bpy.data.objects if o.mujoco.kind == "GEOM" and o.mujoco.geom.meshname == mesh]
     if len(users) > 1:  # shared: this geom gets its own copy
         copy = mesh.copy()
-        root = scan.model_of(obj)
+        root = scene_scan.model_of(obj)
         copy.mujoco.name = authoring.unique_name(root, "mesh", (mesh.mujoco.name or "mesh") + "_")
         root.mujoco.model.assets.add().block = copy
         group.meshname = copy

@@ -9,19 +9,21 @@ import mujoco
 import bpy
 
 from ..components import changes
-from . import authoring, live, scan, validation
+from . import authoring, validation
+from ..live import scene_session
+from ..scan import scene_scan
 
 
 def keys_of(root):
     """The model's keyframe objects, in MuJoCo's order (the scan's)."""
     found = [o for o in root.children_recursive if o.mujoco.kind == "KEY"]
-    return sorted(found, key=scan._order)
+    return sorted(found, key=scene_scan._order)
 
 
 def store(context, name: str = ""):
     """A keyframe of the running simulation's state, or of the model's qpos0."""
     root = authoring.model_root(context)
-    running = live.get(context.scene)
+    running = scene_session.get(context.scene)
     if running is not None and running.session is not None:
         model, data = running.session.model, running.session.data
     else:
@@ -45,8 +47,8 @@ def store(context, name: str = ""):
 
 def load(context, obj) -> int:
     """Reset the simulation (started, paused, if none runs) to keyframe `obj`; its index."""
-    root = scan.model_of(obj)
-    running = live.ensure(context.scene)
+    root = scene_scan.model_of(obj)
+    running = scene_session.ensure(context.scene)
     running.check_edits()  # a keyframe stored since the last compile
     index = next((i for (kind, i), o in running.by_id.items() if kind == "key" and o == obj), None)
     if index is None:
@@ -57,6 +59,6 @@ def load(context, obj) -> int:
 
 
 def delete(obj) -> None:
-    changes.touch(scan.model_of(obj))
+    changes.touch(scene_scan.model_of(obj))
     bpy.data.objects.remove(obj)
 

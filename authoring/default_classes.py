@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS
-from . import authoring, scan
+from . import authoring
+from ..scan import scene_scan
 
 
 
@@ -112,7 +113,7 @@ def apply_class(obj) -> None:
     element that never recorded its own attributes sets none from now on."""
     holder = obj.mujoco
     kind = holder.kind.lower()
-    root = scan.model_of(obj)
+    root = scene_scan.model_of(obj)
     if kind not in DEFAULT_KINDS or root is None:
         return
     item = find(root, holder.classname or "main")

@@ -4,8 +4,10 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..components import changes
-from ..importer.materials import PACK_ON_SAVE
-from . import live, scan, validation
+from ..geometry.materials import PACK_ON_SAVE
+from ..live import scene_session
+from ..scan import scene_scan
+from ..authoring import validation
 
 
 @persistent
@@ -28,7 +30,7 @@ def note_moved_and_reshaped(_scene, depsgraph):
         if update.is_updated_transform or update.is_updated_geometry:
             changes.moved(update.id.original)
             edited = True
-    if edited and not live.all_live():  # (a running simulation reports its own errors)
+    if edited and not scene_session.all_live():  # (a running simulation reports its own errors)
         validation.schedule()
 
 
@@ -36,26 +38,26 @@ def note_moved_and_reshaped(_scene, depsgraph):
 def end_simulations(*_args):
     """File load, undo and redo replace the objects a simulation is bound to: end
     it first, putting back the authored poses (so undo never records simulated ones)."""
-    live.drop_all(restore=True)
+    scene_session.drop_all(restore=True)
 
 
 @persistent
 def forget_scans(*_args):
     """Undo, redo and file load put back values without the edits reporting them:
     the next scan starts anew."""
-    scan.clear_cache()
+    scene_scan.clear_cache()
 
 
 @persistent
 def save_authored_poses(*_args):
     """A .blend holds the authored poses, never simulated ones."""
-    for running in live.all_live():
+    for running in scene_session.all_live():
         running.restore()
 
 
 @persistent
 def resume_simulated_poses(*_args):
-    for running in live.all_live():
+    for running in scene_session.all_live():
         if running.session is not None:
             running.reapply()
 
@@ -79,7 +81,7 @@ def register():
 
 
 def unregister():
-    live.drop_all(restore=True)
+    scene_session.drop_all(restore=True)
     for handlers, function in HANDLERS:
         if function in handlers:
             handlers.remove(function)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import authoring
+from ..authoring import authoring
 
 JOINTS = ("HINGE", "SLIDE", "BALL", "FREE")
 GEOMS = ("BOX", "SPHERE", "CAPSULE", "CYLINDER", "ELLIPSOID", "PLANE")

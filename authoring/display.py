@@ -8,7 +8,7 @@ import mujoco
 
 from ..components import changes, spec_io
 from ..importer.build import JOINT_DISPLAY
-from ..importer.geometry import PrimitiveCache
+from ..geometry.mujoco_meshes import PrimitiveCache
 
 EMPTY_LOOKS = {"MODEL": ("CUBE", 0.05), "BODY": ("PLAIN_AXES", 0.02), "FRAME": ("ARROWS", 0.03)}
 PRIMITIVES = {int(getattr(mujoco.mjtGeom, "mjGEOM_" + t)) for t in

@@ -11,22 +11,22 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty
 
 from ..components.properties import attribute_property
 from ..components.schema import KINDS
-from . import live
+from . import scene_session
 
 
 def _override_changed(self, context):
     scene = self.id_data
-    running = live.get(scene) if isinstance(scene, bpy.types.Scene) else None
+    running = scene_session.get(scene) if isinstance(scene, bpy.types.Scene) else None
     if running is not None:
         running.apply_overrides()
 
 
 def _realtime_changed(self, _context):
-    running = live.get(self.id_data)
+    running = scene_session.get(self.id_data)
     if running is not None and running.session is not None:
         running.session.realtime = self.realtime
         if running.session.playing:
-            running.session.play(live.now())  # pace from here at the new speed
+            running.session.play(scene_session.now())  # pace from here at the new speed
 
 
 def _override_group() -> type:
@@ -76,7 +76,7 @@ def _control_set(obj, value):
 
 def _actuator(obj):
     """(live simulation, actuator id) of an actuator object, or (None, -1)."""
-    running = live.get(bpy.context.scene) if bpy.context.scene else None
+    running = scene_session.get(bpy.context.scene) if bpy.context.scene else None
     if running is None or running.session is None:
         return None, -1
     kind, index = running.session.ids.get(obj.as_pointer(), (None, -1))

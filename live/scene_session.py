@@ -11,7 +11,7 @@ stepping itself is `engine.session.Session`; this module is the Blender side:
   flex and skin vertices to their meshes; mocap bodies read *from* their
   objects, so they can be dragged while the simulation runs;
 - hold: the authored transform of every object the simulation moves is kept
-  (and handed to the scan through `scan.HELD`); stop puts it back exactly;
+  (and handed to the scan through `scene_scan.HELD`); stop puts it back exactly;
 - edits: a property edit or a moved element recompiles, carrying the state
   over (Session.replace); a failed recompile keeps the last good model.
 """
@@ -27,8 +27,8 @@ from mathutils import Matrix, Quaternion, Vector
 from ..components import changes, spec_io
 from ..engine import frames
 from ..engine.session import Session
-from ..importer import geometry
-from . import export, scan
+from ..geometry import mujoco_meshes
+from ..scan import compile_spec, scene_scan
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -62,27 +62,27 @@ class Live:
     # ------------------------------------------------------------ compile
 
     def _build(self, edited: bool):
-        """(spec, updated, scanners, roots, warnings); updated as `scan.cached_spec`
+        """(spec, updated, scanners, roots, warnings); updated as `scene_scan.cached_spec`
         says: 0 when nothing changed."""
-        roots = scan.model_roots(self.scene)
+        roots = scene_scan.model_roots(self.scene)
         if not roots:
             raise SimulationError("Nothing to simulate: the scene has no MuJoCo model "
                                   "(File > Import > MuJoCo, or add a model root)")
         warnings: list[str] = []
         try:
             if len(roots) == 1:
-                spec, updated = scan.cached_spec(roots[0], warnings)
-                return spec, updated, [scan.scanner_of(roots[0])], roots, warnings
+                spec, updated = scene_scan.cached_spec(roots[0], warnings)
+                return spec, updated, [scene_scan.scanner_of(roots[0])], roots, warnings
             # several models: attached into one spec, rebuilt on every change
             changes.take()
-            signature = tuple(scan.structure_signature(r) for r in roots)
+            signature = tuple(scene_scan.structure_signature(r) for r in roots)
             if not edited and signature == self._signature:
                 return None, 0, self._scanners, roots, warnings
             scanners = []
-            spec = export.build_spec(roots, warnings, scanners=scanners)
+            spec = compile_spec.build_spec(roots, warnings, scanners=scanners)
             self._signature = signature
             return spec, None, scanners, roots, warnings
-        except (scan.ScanError, export.ExportFailed) as error:
+        except (scene_scan.ScanError, compile_spec.ExportFailed) as error:
             raise SimulationError(str(error), error.objects) from None
 
     def compile(self, edited: bool = True) -> bool:
@@ -93,8 +93,8 @@ class Live:
             spec, updated, scanners, roots, warnings = self._build(edited or self.session is None)
             if updated == 0 and self.session is not None:
                 return False
-            model = export.check(spec, self.scene.objects, scanners)
-        except (SimulationError, export.ExportFailed) as error:
+            model = compile_spec.check(spec, self.scene.objects, scanners)
+        except (SimulationError, compile_spec.ExportFailed) as error:
             if self.session is None:
                 raise SimulationError(str(error), error.objects) from None
             self.error = str(error)
@@ -160,7 +160,7 @@ class Live:
             chain = _chain_to(obj, body_object.get(int(model.body_parentid[body])))
             if chain is None:
                 continue
-            root = scan.model_of(obj)
+            root = scene_scan.model_of(obj)
             world = world_frames.get(root.as_pointer()) if model.body_parentid[body] == 0 else None
             if model.body_mocapid[body] >= 0:
                 to_mujoco = chain if world is None else world.inverted() @ chain
@@ -182,7 +182,7 @@ class Live:
         self._written = None  # (pos, quat) of the last sync
         self.levels = frames.depth_levels(model.body_parentid)
         self.mocap = mocap
-        self.deformed = [(objects[p], kind, i, world_frames.get(scan.model_of(objects[p]).as_pointer()))
+        self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
         self._hold()
         return ids
@@ -197,9 +197,9 @@ class Live:
                 self._restore_one(pointer)
         for pointer, obj in moving.items():
             if pointer not in self.held:
-                snapshot = scan.transform(obj)
+                snapshot = scene_scan.transform(obj)
                 self.held[pointer] = (obj, snapshot)
-                scan.HELD[pointer] = snapshot
+                scene_scan.HELD[pointer] = snapshot
         for obj, _kind, _i, _w in self.deformed:
             pointer = obj.data.as_pointer()
             if pointer not in self.held_vertices:
@@ -250,7 +250,7 @@ class Live:
             entry = scanner.elements.get(pointer)
             if entry is not None:
                 block, kind, _element = entry
-                return scanner.snapshots.get(pointer) != scan._snapshot(block, kind)
+                return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind)
         return False
 
     # --------------------------------------------------------------- sync
@@ -303,7 +303,7 @@ class Live:
             new_rotation = turn @ Quaternion(snapshot[1])
             snapshot = (tuple(new_location), tuple(new_rotation.normalized())) + snapshot[2:]
             self.held[obj.as_pointer()] = (held_obj, snapshot)
-            scan.HELD[obj.as_pointer()] = snapshot
+            scene_scan.HELD[obj.as_pointer()] = snapshot
             changes.touch(obj)
         return moved
 
@@ -327,7 +327,7 @@ class Live:
             adr, num = model.flex_vertadr[index], model.flex_vertnum[index]
             verts = np.array(data.flexvert_xpos[adr:adr + num])
         else:
-            verts = geometry.skin_vertices(model, data, index)
+            verts = mujoco_meshes.skin_vertices(model, data, index)
         if len(verts) != len(obj.data.vertices):
             return  # the mesh was edited into another shape: leave it
         if world is not None:
@@ -339,7 +339,7 @@ class Live:
     def _read_mocap(self) -> None:
         model, data, key = self.session.model, self.session.data, self.session.keyframe
         for obj, index, body, to_mujoco in self.mocap:
-            if scan.transform(obj) == self.held[obj.as_pointer()][1]:
+            if scene_scan.transform(obj) == self.held[obj.as_pointer()][1]:
                 # where it was authored: the exact (double) pose of the model or keyframe
                 data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
                     if key >= 0 else model.body_pos[body]
@@ -408,7 +408,7 @@ class Live:
 
     def _restore_one(self, pointer) -> None:
         obj, snapshot = self.held.pop(pointer)
-        scan.HELD.pop(pointer, None)
+        scene_scan.HELD.pop(pointer, None)
         try:
             put_transform(obj, snapshot)
         except ReferenceError:  # deleted during the simulation
@@ -503,7 +503,7 @@ def drop(live: Live, restore: bool = True) -> None:
         except ReferenceError:
             pass
     for pointer in live.held:
-        scan.HELD.pop(pointer, None)
+        scene_scan.HELD.pop(pointer, None)
     live.held.clear()
     live.session = None
     for key, value in list(_LIVE.items()):
@@ -514,7 +514,7 @@ def drop(live: Live, restore: bool = True) -> None:
 def drop_all(restore: bool = True) -> None:
     for live in list(_LIVE.values()):
         drop(live, restore)
-    scan.HELD.clear()
+    scene_scan.HELD.clear()
 
 
 def all_live() -> list[Live]:

@@ -3,22 +3,24 @@
 import bpy
 
 from .. import blender_compat as compat
-from ..operators import io
+
+IMPORT_OPERATOR = "import_scene.mjcf"  # operators/io.py
+EXPORT_OPERATOR = "export_scene.mjcf"
 
 
 def import_menu(self, _context):
-    self.layout.operator(io.IMPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml, .urdf)")
+    self.layout.operator(IMPORT_OPERATOR, text="MuJoCo (.xml, .urdf)")
 
 
 def export_menu(self, _context):
-    self.layout.operator(io.EXPORT_SCENE_OT_mjcf.bl_idname, text="MuJoCo (.xml)")
+    self.layout.operator(EXPORT_OPERATOR, text="MuJoCo (.xml)")
 
 
 if compat.FILE_HANDLER:  # drop a file on the 3D viewport
     class MJBLEND_FH_mjcf(bpy.types.FileHandler):
         bl_idname = "MJBLEND_FH_mjcf"
         bl_label = "MuJoCo model"
-        bl_import_operator = io.IMPORT_SCENE_OT_mjcf.bl_idname
+        bl_import_operator = IMPORT_OPERATOR
         bl_file_extensions = ".xml;.mjcf;.urdf"
 
         @classmethod
@@ -29,7 +31,7 @@ if compat.FILE_HANDLER:  # drop a file on the 3D viewport
 else:
     HANDLERS = ()
 
-CLASSES = io.CLASSES + HANDLERS
+CLASSES = HANDLERS
 
 
 def register():

@@ -6,10 +6,12 @@ runs in reverse, so a disable leaves nothing behind.
 
 import bpy
 
+from ..authoring import default_classes, display, validation
 from ..components import properties
-from ..operators import author, model_tools, perturb, simulate
-from . import (add_menu, classes, display, handlers, keymaps, menus, overlay, panels, preferences,
-               simulation_panels, simulation_props, validation)
+from ..live import simulation_settings
+from ..operators import author, io, model_tools, perturb, simulate
+from ..ui import add_menu, keymaps, menus, overlay, panels, preferences, sidebar
+from . import handlers
 
 
 class _Classes:
@@ -27,9 +29,9 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
-OPERATORS = simulate.CLASSES + perturb.CLASSES + author.CLASSES + model_tools.CLASSES
-MODULES = (properties, simulation_props, _Classes(OPERATORS), _Classes(preferences.CLASSES), panels,
-           simulation_panels, menus, add_menu, handlers, keymaps, overlay, display, classes, validation)
+OPERATORS = io.CLASSES + simulate.CLASSES + perturb.CLASSES + author.CLASSES + model_tools.CLASSES
+MODULES = (properties, simulation_settings, _Classes(OPERATORS), _Classes(preferences.CLASSES), panels,
+           sidebar, menus, add_menu, handlers, keymaps, overlay, display, default_classes, validation)
 
 
 def register():

@@ -23,9 +23,8 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from ..components import changes, spec_io, values
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..engine import frames
-from ..importer import geometry, materials
-from ..importer.build import (ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
-                              SOURCE)
+from ..geometry import mujoco_meshes, materials
+from ..importer.build import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -296,14 +295,14 @@ class Scanner:
         them to a file). An untouched imported mesh keeps referring to its file."""
         group = mesh.mujoco.mesh
         signature = group.get(SIGNATURE)
-        untouched = geometry.same_mesh(mesh, signature) if signature \
+        untouched = mujoco_meshes.same_mesh(mesh, signature) if signature \
             else bool(element.file or len(element.uservert))
         if untouched or not len(mesh.vertices):
             return
         if mesh.uv_layers.active is not None:
-            verts, tris, texcoords = geometry.textured_triangles(mesh)
+            verts, tris, texcoords = mujoco_meshes.textured_triangles(mesh)
         else:
-            (verts, tris), texcoords = geometry.triangles(mesh), np.zeros((0, 2))
+            (verts, tris), texcoords = mujoco_meshes.triangles(mesh), np.zeros((0, 2))
         self.blender_meshes.append(element.name)
         element.file = ""
         element.uservert = verts.ravel().tolist()
@@ -679,7 +678,7 @@ def _snapshot(block, kind):
     `own_transform`), a mesh's geometry (its signature is computed only when it is
     reported)."""
     if kind == "mesh":
-        return geometry.mesh_signature(block)
+        return mujoco_meshes.mesh_signature(block)
     held = HELD.get(block.as_pointer())
     return own_transform(block) if held is None else _own(held)
 

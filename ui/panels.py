@@ -13,8 +13,8 @@ import bpy
 
 from .. import blender_compat as compat
 from ..components import spec_io, values
-from . import live
-from .scan import model_of
+from ..live import scene_session
+from ..scan.scene_scan import model_of
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, KINDS, MODEL_SETTINGS, Attr
 
 SETTINGS_TITLES = {k: k.replace("_", " ").title() for k in MODEL_SETTINGS}
@@ -197,7 +197,7 @@ def draw_tendon_path(layout, group) -> None:
 
 def draw_simulation_error(layout, scene, obj) -> None:
     """MuJoCo's error about this object, while the simulation runs on its last good model."""
-    running = live.get(scene)
+    running = scene_session.get(scene)
     if running is None or obj.name not in running.error_objects:
         return
     box = layout.box()

@@ -17,7 +17,8 @@ from mathutils import Matrix
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..importer.build import COLLECTED, LIGHT_TYPES
-from . import display, scan
+from . import display
+from ..scan import scene_scan
 
 SPATIAL = SPATIAL_KINDS  # the kinds Add > MuJoCo places in the body tree
 
@@ -42,10 +43,10 @@ class AuthoringError(Exception):
 def model_root(context):
     """The model an addition goes to: the active object's, else the scene's only one."""
     active = context.active_object
-    root = scan.model_of(active) if active is not None else None
+    root = scene_scan.model_of(active) if active is not None else None
     if root is not None:
         return root
-    roots = scan.model_roots(context.scene)
+    roots = scene_scan.model_roots(context.scene)
     if len(roots) == 1:
         return roots[0]
     if not roots:
@@ -115,7 +116,7 @@ def ensure_named(obj, base: str | None = None) -> str:
     """An element's MJCF name, giving it one if it has none (references need it)."""
     if not obj.mujoco.name:
         kind = obj.mujoco.kind.lower()
-        obj.mujoco.name = unique_name(scan.model_of(obj), kind, base or kind)
+        obj.mujoco.name = unique_name(scene_scan.model_of(obj), kind, base or kind)
     return obj.mujoco.name
 
 
@@ -131,7 +132,7 @@ def body_of(obj):
 
 def _parent_for(context, root, kind):
     active = context.active_object
-    if active is None or scan.model_of(active) is not root:
+    if active is None or scene_scan.model_of(active) is not root:
         parent = root
     elif kind in ("geom", "site", "camera", "light", "frame", "body") and active.mujoco.kind == "FRAME":
         parent = active

@@ -9,7 +9,9 @@ from gpu_extras.batch import batch_for_shader
 
 from mathutils import Matrix, Quaternion, Vector
 
-from . import live, scan, validation
+from ..live import scene_session
+from ..scan import scene_scan
+from ..authoring import validation
 
 LINE_COLOR = (1.0, 0.55, 0.1, 1.0)
 INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)
@@ -31,7 +33,7 @@ def _shader(*names):
 def grab_segments():
     """[(grab point, target)] in Blender world space, one per active grab."""
     out = []
-    for running in live.all_live():
+    for running in scene_session.all_live():
         session = running.session
         if session is not None and session.grab is not None:
             grab = session.grab
@@ -45,19 +47,20 @@ def inertia_boxes(scene):
     body with mass: MuJoCo's equivalent inertia box (same mass and inertia), placed
     at the body's inertial frame, from the running or the last checked model."""
     lines, centres = [], []
-    running = live.get(scene)
+    running = scene_session.get(scene)
     outcome = validation.result(scene)
-    for root in scan.model_roots(scene):
+    for root in scene_scan.model_roots(scene):
         if running is not None and running.session is not None:
             model, bodies = running.session.model, running.by_id
-        elif outcome is not None and root.name in outcome.models and scan.scanner_of(root):
+        elif outcome is not None and root.name in outcome.models and scene_scan.scanner_of(root):
             model = outcome.models[root.name]
-            bodies = {("body", e.id): o for o, k, e in scan.scanner_of(root).elements.values() if k == "body"}
+            elements = scene_scan.scanner_of(root).elements.values()
+            bodies = {("body", e.id): o for o, k, e in elements if k == "body"}
         else:
             continue
         for (kind, body), obj in bodies.items():
             mass = float(model.body_mass[body]) if kind == "body" else 0.0
-            if mass <= 0 or scan.model_of(obj) is not root:
+            if mass <= 0 or scene_scan.model_of(obj) is not root:
                 continue
             ix, iy, iz = model.body_inertia[body]
             half = [max(0.0, 1.5 / mass * v) ** 0.5 for v in (iy + iz - ix, ix + iz - iy, ix + iy - iz)]

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import bpy
 
 from ..components import changes
-from . import export, live, scan
+from ..scan import compile_spec, scene_scan
+from ..live import scene_session
 
 DELAY = 0.4  # seconds of quiet after an edit before compiling
 
@@ -37,20 +38,20 @@ def result(scene) -> Result | None:
 def validate(scene) -> Result:
     """Scan and compile every model root of `scene`; the first problem found."""
     models = {}
-    roots = scan.model_roots(scene)
+    roots = scene_scan.model_roots(scene)
     if not roots:
         outcome = Result(False, "No MuJoCo model in the scene")
     else:
         outcome = None
         for root in roots:
             try:
-                spec, _updated = scan.cached_spec(root)
-            except scan.ScanError as error:
+                spec, _updated = scene_scan.cached_spec(root)
+            except scene_scan.ScanError as error:
                 outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
             try:
-                models[root.name] = export.check(spec, scanners=[scan.scanner_of(root)])
-            except export.ExportFailed as error:
+                models[root.name] = compile_spec.check(spec, scanners=[scene_scan.scanner_of(root)])
+            except compile_spec.ExportFailed as error:
                 outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
         outcome = outcome or Result(True, "Compiles")
@@ -72,7 +73,7 @@ def _run():
         return wait  # edited again meanwhile: wait for the quiet
     _due = None
     for scene in bpy.data.scenes:
-        if scan.model_roots(scene) and live.get(scene) is None:  # a running one reports itself
+        if scene_scan.model_roots(scene) and scene_session.get(scene) is None:  # a running one reports itself
             validate(scene)
     for window in bpy.context.window_manager.windows:
         for area in window.screen.areas:

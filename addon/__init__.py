@@ -1,1 +1,0 @@
-"""Blender glue: registration, panels, menus, preferences, handlers."""

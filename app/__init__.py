@@ -1,0 +1,1 @@
+"""Registration and Blender's application handlers (load, undo, save, depsgraph)."""

@@ -1,0 +1,1 @@
+"""Building a model in the viewport: add, convert, default classes, keyframes, validation, display."""

@@ -1,0 +1,1 @@
+"""Spec -> files: exact MJCF, assets, zip, mjb."""

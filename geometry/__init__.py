@@ -1,0 +1,1 @@
+"""Blender meshes and images <-> MuJoCo shapes, both directions."""

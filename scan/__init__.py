@@ -1,0 +1,1 @@
+"""Objects -> MjSpec -> compiled MjModel: the scan, models attached, compile errors mapped to objects."""

@@ -1,0 +1,1 @@
+"""Read-only questions about Blender data that every stage asks."""

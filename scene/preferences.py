@@ -1,0 +1,15 @@
+"""The add-on's preferences as any stage reads them (ui/preferences.py draws and stores them)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+ADDON = __package__.rpartition(".")[0]  # the add-on's own module, however it is installed
+
+DEFAULTS = SimpleNamespace(spring_stiffness=1.0)
+
+
+def get(context):
+    """The preferences (the defaults when the add-on was loaded without them)."""
+    addon = context.preferences.addons.get(ADDON)
+    return addon.preferences if addon is not None and addon.preferences else DEFAULTS

@@ -1,0 +1,125 @@
+"""The dependency rule of ARCHITECTURE.md's layout, read from the imports.
+
+- engine/, bridge/, batch/ never import Blender (bpy and its modules);
+- components/ imports Blender only in its property groups (properties.py);
+- a stage imports only itself and the stages below it (STAGES, bottom first);
+- nothing imports ui/ or operators/ but app/.
+
+Every `import` and `from ... import` in the package is checked, wherever it
+stands (module level or inside a function).
+"""
+
+import ast
+import os
+
+from conftest import ROOT
+
+from mjblend.operators import io
+from mjblend.ui import menus
+
+BLENDER_MODULES = {"bpy", "bpy_extras", "mathutils", "gpu", "gpu_extras", "bmesh", "addon_utils", "bl_math",
+                   "idprop", "blf", "aud", "freestyle", "bl_ui", "bl_operators"}
+# Bottom first: a stage may import the stages before it, never those after it.
+STAGES = ["blender_compat", "engine", "bridge", "batch", "components", "scene", "geometry", "importer",
+          "scan", "exporter", "live", "sync", "authoring", "ui", "operators", "app"]
+BLENDER_FREE = {"engine", "bridge", "batch"}
+ONLY_APP_IMPORTS = {"ui", "operators"}
+BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py"}
+# beside the engine, the bpy-free packages use only the engine
+BPY_FREE_MAY_IMPORT = {"engine": {"engine"}, "bridge": {"engine", "bridge"}, "batch": {"engine", "batch"}}
+
+
+def stage_of(relpath):
+    first = relpath.split(os.sep)[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def package_imports(root):
+    """(file, line, imported stage or None, top-level module) for every import of every package file."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in {
+            "tests", "tools", "bench", "docs", "examples", "wheels", "dist", "__pycache__"}]
+        for name in filenames:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if os.sep not in rel and name != "blender_compat.py":
+                continue  # __init__.py of the add-on: registration only
+            package = rel[:-3].split(os.sep)[:-1]  # the folders the file is in
+            tree = ast.parse(open(path, encoding="utf-8").read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        yield rel, node.lineno, None, alias.name.split(".")[0]
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level == 0:
+                        yield rel, node.lineno, None, node.module.split(".")[0]
+                        continue
+                    base = package[:len(package) - node.level + 1]
+                    target = base + (node.module.split(".") if node.module else [])
+                    if target:
+                        yield rel, node.lineno, target[0], None
+                    else:  # "from .. import x": x is a stage (or blender_compat)
+                        for alias in node.names:
+                            yield rel, node.lineno, alias.name, None
+
+
+def violations(root):
+    found = []
+    for rel, line, stage, module in package_imports(root):
+        own = stage_of(rel)
+        where = f"{rel}:{line}"
+        if module in BLENDER_MODULES:
+            if own in BLENDER_FREE:
+                found.append(f"{where}: {own}/ imports {module} (it must run without Blender)")
+            elif own == "components" and rel not in BLENDER_ALLOWED_IN_COMPONENTS:
+                found.append(f"{where}: components/ imports {module} outside its property groups")
+        if stage is None or stage == own:
+            continue
+        if stage not in STAGES:
+            found.append(f"{where}: imports {stage}, a package the layout does not name")
+            continue
+        if stage in ONLY_APP_IMPORTS and own != "app":
+            found.append(f"{where}: {own}/ imports {stage}/ (only app/ may)")
+        elif own in BPY_FREE_MAY_IMPORT and stage not in BPY_FREE_MAY_IMPORT[own]:
+            allowed = sorted(BPY_FREE_MAY_IMPORT[own])
+            found.append(f"{where}: {own}/ imports {stage}/ (it may use only {allowed})")
+        elif own in STAGES and STAGES.index(stage) > STAGES.index(own):
+            found.append(f"{where}: {own}/ imports {stage}/, a later stage")
+    return found
+
+
+def test_the_package_follows_the_dependency_rule():
+    stages = {stage for _rel, _line, stage, _module in package_imports(ROOT)}
+    assert {"components", "engine", "scan", "live", "geometry", "importer"} <= stages  # it reads the tree
+    assert violations(ROOT) == []
+
+
+def test_the_rule_catches_each_kind_of_violation(tmp_path):
+    files = {
+        "engine/runner.py": "import numpy\nimport bpy\n",
+        "components/values.py": "from mathutils import Vector\n",
+        "components/properties.py": "import bpy\n",  # allowed
+        "scan/scene_scan.py": "from ..live import scene_session\nfrom ..geometry import mujoco_meshes\n",
+        "live/scene_session.py": "def later():\n    from ..ui import panels\n",
+        "bridge/server.py": "from ..scan import scene_scan\nfrom ..engine import runner\n",
+        "app/registration.py": "from ..ui import panels\nfrom ..operators import io\n",  # allowed
+    }
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert set(violations(tmp_path)) == {
+        "engine/runner.py:2: engine/ imports bpy (it must run without Blender)",
+        "components/values.py:1: components/ imports mathutils outside its property groups",
+        "scan/scene_scan.py:1: scan/ imports live/, a later stage",
+        "live/scene_session.py:2: live/ imports ui/ (only app/ may)",
+        "bridge/server.py:1: bridge/ imports scan/ (it may use only ['bridge', 'engine'])",
+    }
+
+
+def test_menus_name_the_operators_they_show():
+    """ui/ names operators by id (it may not import operators/): the ids must be theirs."""
+    assert menus.IMPORT_OPERATOR == io.IMPORT_SCENE_OT_mjcf.bl_idname
+    assert menus.EXPORT_OPERATOR == io.EXPORT_SCENE_OT_mjcf.bl_idname

@@ -1,0 +1,1 @@
+"""What the user sees: panels, the sidebar, menus, keymaps, preferences, viewport overlays."""
