@@ -46,6 +46,27 @@ def disable_addon():
         raise RuntimeError(f"disabling {ADDON} failed: {errors}")
 
 
+# The bpy 4.2 module crashes the interpreter at exit after a pytest run (a static
+# SpaceType destructor frees a registered Python class after Python has shut
+# down: PyGILState_Ensure on a finalized interpreter, seen in gdb), exit status
+# 139 after every test passed. On those releases the run ends with os._exit and
+# pytest's own status once pytest is done. bpy 4.5 and 5.0 exit cleanly.
+EXIT_CRASHES = bpy.app.version < (4, 5, 0)
+_exit_status = None
+
+
+def pytest_sessionfinish(session, exitstatus):
+    global _exit_status
+    _exit_status = int(exitstatus)
+
+
+def pytest_unconfigure(config):
+    if EXIT_CRASHES and _exit_status is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_exit_status)
+
+
 def pytest_report_header(config):
     import mujoco
 
