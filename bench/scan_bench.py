@@ -71,7 +71,7 @@ def main():
                 (lambda p=path: mujoco.MjSpec.from_file(p).compile(),
                  lambda r=root: scene_scan.scan_model(r).compile(),
                  lambda r=root: scene_scan.scan_model(r)), args.repeat)
-        except Exception as error:  # a known gap (see tests/test_scan.py KNOWN)
+        except Exception as error:  # a known gap (see tests/blender/test_scan.py KNOWN)
             print(f"{model:58s}   scan failed: {str(error).splitlines()[0][:40]}")
             continue
         ratios.append(paired_ratio(ours, theirs))

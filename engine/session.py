@@ -144,6 +144,37 @@ class Session:
             self.grab.apply(self.model, self.data)  # the spring acts on every step
         mujoco.mj_step(self.model, self.data)
 
+    # ------------------------------------------------- what the user does
+    # Everything outside engine/ changes a session through these methods (never
+    # its fields), so a physics thread can later queue them between steps.
+
+    def set_speed(self, realtime: float, now: float | None = None) -> None:
+        """Simulated seconds per wall second; a playing session paces from `now` on."""
+        self.realtime = realtime
+        if self.playing:
+            self.play(now)
+
+    def set_control(self, actuator: int, value: float) -> float:
+        """An actuator's control, clamped to its ctrlrange when it is ctrllimited; returns what was set."""
+        if self.model.actuator_ctrllimited[actuator]:
+            low, high = self.model.actuator_ctrlrange[actuator]
+            value = min(max(value, low), high)
+        self.data.ctrl[actuator] = value
+        return value
+
+    def zero_controls(self) -> None:
+        self.data.ctrl[:] = 0
+
+    def grab_body(self, grab) -> None:
+        """Hold a body with a mouse spring (an engine.perturb.Grab), letting go of any other."""
+        self.release()
+        self.grab = grab
+
+    def take_message(self) -> str:
+        """Why the session paused itself (once: the message is cleared)."""
+        message, self.message = self.message, ""
+        return message
+
     def release(self) -> None:
         """Let go of a grabbed body (its spring force is cleared)."""
         if self.grab is not None:

@@ -107,7 +107,7 @@ class Live:
         if self.session is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
             self.session = Session(model, ids, keyframe=keyframe)
-            self.session.realtime = self.settings.realtime
+            self.session.set_speed(self.settings.realtime)
             # keyframe -1 or a key: its mocap poses are MuJoCo's, not the objects'
         else:
             self.session.replace(model, ids)

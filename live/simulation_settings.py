@@ -24,9 +24,7 @@ def _override_changed(self, context):
 def _realtime_changed(self, _context):
     running = scene_session.get(self.id_data)
     if running is not None and running.session is not None:
-        running.session.realtime = self.realtime
-        if running.session.playing:
-            running.session.play(scene_session.now())  # pace from here at the new speed
+        running.session.set_speed(self.realtime, scene_session.now())
 
 
 def _override_group() -> type:
@@ -67,11 +65,7 @@ def _control_get(obj):
 def _control_set(obj, value):
     running, index = _actuator(obj)
     if running:
-        model = running.session.model
-        if model.actuator_ctrllimited[index]:
-            low, high = model.actuator_ctrlrange[index]
-            value = min(max(value, low), high)
-        running.session.data.ctrl[index] = value
+        running.session.set_control(index, value)
 
 
 def _actuator(obj):

@@ -89,11 +89,10 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
         if model.body_mocapid[body] >= 0:
             self.report({"INFO"}, "A mocap body follows its object: move the object (G) instead")
             return {"CANCELLED", "PASS_THROUGH"}
-        running.session.release()
         self.grab = perturb.Grab(model, data, body, running.to_mujoco(location), rotate=self.rotate,
                                  view_distance=context.region_data.view_distance,
                                  stiffness_scale=preferences.get(context).spring_stiffness)
-        running.session.grab = self.grab
+        running.session.grab_body(self.grab)
         self._live, self._plane_point = running, Vector(location)
         self._button, self._last = event.type, coord
         name = running.by_id[("body", body)].name

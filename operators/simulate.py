@@ -61,10 +61,9 @@ class MUJOCO_OT_play(bpy.types.Operator):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: advancing goes by the wall clock)
             running.tick(scene_session.now(), context.selected_objects)
-            session = running.session
-            if session.message:
-                self.report({"WARNING"}, session.message)
-                session.message = ""
+            message = running.session.take_message()
+            if message:
+                self.report({"WARNING"}, message)
             _redraw(context)
         return {"PASS_THROUGH"}
 
@@ -206,7 +205,7 @@ class MUJOCO_OT_zero_controls(bpy.types.Operator):
         return scene_session.get(context.scene) is not None
 
     def execute(self, context):
-        scene_session.get(context.scene).session.data.ctrl[:] = 0
+        scene_session.get(context.scene).session.zero_controls()
         return {"FINISHED"}
 
 

@@ -12,7 +12,7 @@ The MJCF attribute table is derived, never typed by hand:
 What introspection cannot know is written below as small rule tables: which
 string fields name other elements (references), which fields are the
 element's pose (spatial), which fields are bookkeeping rather than MJCF
-attributes, and where each kind is documented. tests/test_schema.py fails
+attributes, and where each kind is documented. tests/blender/test_schema.py fails
 when a mujoco upgrade adds a field none of these cover.
 
 Run: `make schema` (or `python tools/gen_schema.py [--check]`).

@@ -12,7 +12,7 @@ one, otherwise the background is a neutral grey; its floor is kept as
 imported.
 
 The framing and scene helpers (`subject_objects`, `world_bbox`,
-`add_camera`, `prepare_scene`, ...) are shared with tests/test_render.py,
+`add_camera`, `prepare_scene`, ...) are shared with tests/blender/test_render.py,
 which loads this file by path; importing it has no side effects beyond
 importing bpy, numpy and mathutils.
 """

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Runs the suite (`make test`): the bpy-module tiers once per Blender release
-# given, each in its own environment (tools/make_venv.sh), then, with --gui,
-# the GUI tier once (Debian's Blender under Xvfb, driven from the default
+# Runs the suite (`make test`), per Blender release given, in its own
+# environment (tools/make_venv.sh): tier 1 (tests/engine) with bpy made
+# unimportable, then tier 2 (tests/blender, the bpy module); then, with --gui,
+# tier 3 once (tests/gui: Debian's Blender under Xvfb, driven from the default
 # release's environment). Every run goes to the end; the summary names each
 # release that failed, and the exit status is non-zero if any did.
 #   tools/run_tests.sh --default 5.0.1 [--gui] [bpy-version ...]
@@ -18,6 +19,13 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$default" ] || { echo "usage: $0 --default VERSION [--gui] [VERSION ...]" >&2; exit 2; }
 
+# pytest with Blender's modules made unimportable: tier 1 must not need them.
+WITHOUT_BLENDER='import sys
+for name in ("bpy", "mathutils", "gpu", "bpy_extras", "addon_utils", "bmesh"):
+    sys.modules[name] = None
+import pytest
+sys.exit(pytest.main(sys.argv[1:]))'
+
 venv_of() { if [ "$1" = "$default" ]; then echo .venv; else echo ".venv-bpy-$1"; fi; }
 
 summary=""; failed=0
@@ -31,9 +39,12 @@ for version in "$@"; do
     venv=$(venv_of "$version")
     start=$(date +%s)
     if tools/make_venv.sh "$version" "$venv"; then
-        echo "== bpy $version ($venv): tiers 1-2"
-        "$venv/bin/python" -m pytest -c tests/pytest.ini -m "not gui" tests
+        echo "== bpy $version ($venv): tier 1, no Blender"
+        "$venv/bin/python" -c "$WITHOUT_BLENDER" -c tests/pytest.ini tests/engine
         status=$?
+        echo "== bpy $version ($venv): tier 2, the bpy module"
+        "$venv/bin/python" -m pytest -c tests/pytest.ini tests/blender
+        status=$(( status | $? ))
     else
         status=$?
     fi
@@ -44,7 +55,7 @@ if [ "$gui" = 1 ]; then
     venv=$(venv_of "$default")
     start=$(date +%s)
     echo "== GUI tier: Debian's Blender under Xvfb (driven from $venv)"
-    "$venv/bin/python" -m pytest -c tests/pytest.ini -m gui tests
+    "$venv/bin/python" -m pytest -c tests/pytest.ini tests/gui
     record "GUI tier (Debian Blender)" $? $(( $(date +%s) - start ))
 fi
 

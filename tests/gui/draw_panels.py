@@ -5,7 +5,7 @@ defaults through spec_io), shows each in the editor that draws it, forces
 real redraws, and writes to MJBLEND_RESULT which panel draws ran for which
 kind and every exception a draw raised (gui_script.record_draws).
 
-Usage (tests/test_gui_panels.py does this):
+Usage (tests/gui/test_gui_panels.py does this):
     xvfb-run blender start.blend --python-use-system-env --python draw_panels.py
 """
 

@@ -6,7 +6,7 @@ of the viewport sidebar (clicking its tab as a user would), pauses, stops,
 and writes what it saw to MJBLEND_RESULT; a screenshot of the running
 simulation goes to MJBLEND_SCREENSHOT.
 
-Usage (tests/test_gui_simulation.py does this):
+Usage (tests/gui/test_gui_simulation.py does this):
     xvfb-run blender start.blend --python-use-system-env --python play_modal.py
 """
 

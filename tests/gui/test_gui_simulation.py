@@ -6,12 +6,13 @@ import os
 
 import numpy as np
 import pytest
+from addon_loader import ROOT
 from gui_blender import (assert_real_screenshot, leftover_processes, read_report, run_background_script,
                          run_gui_script)
 from helpers import CORPUS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DOCS = os.path.join(os.path.dirname(HERE), "docs", "images")
+DOCS = os.path.join(ROOT, "docs", "images")
 
 
 def keep_for_docs(picture, name):
@@ -24,7 +25,7 @@ def keep_for_docs(picture, name):
 def run_gui_case(tmp_path, script):
     """Run tests/gui/`script` in the real user interface: (process, its report, screenshot path)."""
     result_file, picture = tmp_path / "result.json", tmp_path / "screenshot.png"
-    proc = run_gui_script(os.path.join(HERE, "gui", script), tmp_path,
+    proc = run_gui_script(os.path.join(HERE, script), tmp_path,
                           env={"MJBLEND_RESULT": str(result_file), "MJBLEND_SCREENSHOT": str(picture)})
     return proc, read_report(proc, result_file), picture
 
@@ -86,9 +87,9 @@ def test_the_blender_executable_runs_mjblend_in_background(tmp_path):
     """Import, simulate and export in Debian's real Blender executable, no window."""
     model = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
     if not os.path.exists(model):
-        model = os.path.join(os.path.dirname(HERE), "examples", "desk_toys.xml")
+        model = os.path.join(ROOT, "examples", "desk_toys.xml")
     result = tmp_path / "result.json"
-    proc = run_background_script(os.path.join(HERE, "gui", "background_smoke.py"), tmp_path,
+    proc = run_background_script(os.path.join(HERE, "background_smoke.py"), tmp_path,
                                  args=(model, result))
     report = read_report(proc, result)
     assert report["import"] == report["simulate"] == report["export"] == ["FINISHED"]

@@ -13,7 +13,7 @@ import signal
 import subprocess
 
 import numpy as np
-from conftest import ADDON, ROOT
+from addon_loader import ADDON, ROOT
 
 BLENDER = os.environ.get("MJBLEND_GUI_BLENDER", "/usr/bin/blender")
 SITE = os.path.join(ROOT, ".venv", "blender-site")

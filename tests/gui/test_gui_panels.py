@@ -13,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 @pytest.mark.gui
 def test_every_panel_draws_for_every_kind(tmp_path):
     result_file, picture = tmp_path / "result.json", tmp_path / "object-panel.png"
-    proc = run_gui_script(os.path.join(HERE, "gui", "draw_panels.py"), tmp_path,
+    proc = run_gui_script(os.path.join(HERE, "draw_panels.py"), tmp_path,
                           env={"MJBLEND_RESULT": str(result_file),
                                "MJBLEND_SCREENSHOT": str(picture)})
     report = read_report(proc, result_file)

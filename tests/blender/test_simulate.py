@@ -8,7 +8,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from conftest import ROOT, disable_addon, enable_addon
+from addon_loader import ROOT, disable_addon, enable_addon
 from helpers import CORPUS, corpus_params, needs_corpus
 from mathutils import Vector
 

@@ -7,7 +7,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from conftest import ROOT
+from addon_loader import ROOT
 from mathutils import Vector
 
 from mjblend.live import scene_session

@@ -168,3 +168,54 @@ def test_local_poses_match_mujoco():
         tolerance = 1e-12 if parent == 0 else 1e-6
         assert np.allclose(pos[body], expect_pos, atol=tolerance)
         assert np.allclose(quat[body], expect_quat, atol=tolerance)
+
+
+# ----------------------------------------------------------- what the user does
+
+CONTROLLED = """
+<mujoco>
+  <worldbody>
+    <body name="arm"><joint name="hinge" axis="0 1 0"/><geom type="capsule" size="0.1" fromto="0 0 0 0.5 0 0"/></body>
+  </worldbody>
+  <actuator>
+    <motor joint="hinge" ctrllimited="true" ctrlrange="-1 2"/>
+    <motor joint="hinge"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def test_controls_are_set_clamped_and_zeroed():
+    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    assert session.set_control(0, 5.0) == 2.0 and session.data.ctrl[0] == 2.0
+    assert session.set_control(0, -5.0) == -1.0
+    assert session.set_control(1, 50.0) == 50.0  # not ctrllimited
+    session.zero_controls()
+    assert list(session.data.ctrl) == [0.0, 0.0]
+
+
+def test_a_new_speed_paces_from_now():
+    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    session.play(now=0.0)
+    session.advance(now=0.5)
+    before = session.data.time
+    session.set_speed(2.0, now=10.0)  # no catching up on the 9.5 s in between
+    assert session.realtime == 2.0
+    session.advance(now=10.1)
+    assert session.data.time - before == pytest.approx(0.2, abs=2 * session.model.opt.timestep)
+
+
+def test_grabbing_a_body_lets_go_of_the_last_and_the_message_is_taken_once():
+    from mjblend.engine import perturb
+
+    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    mujoco.mj_forward(session.model, session.data)
+    first = perturb.Grab(session.model, session.data, 1, np.array([0.5, 0.0, 0.0]))
+    session.grab_body(first)
+    session.step(50)  # the arm falls a little; the spring pulls it back
+    assert session.data.xfrc_applied[1].any()
+    second = perturb.Grab(session.model, session.data, 1, np.array([0.2, 0.0, 0.0]))
+    session.grab_body(second)
+    assert session.grab is second and not session.data.xfrc_applied[1].any()  # the first let go
+    session.message = "diverged"
+    assert session.take_message() == "diverged" and session.take_message() == ""

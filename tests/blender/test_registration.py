@@ -6,10 +6,12 @@ import sys
 import textwrap
 
 import bpy
-import conftest
 import mujoco
-from conftest import ADDON, disable_addon, enable_addon
+from addon_loader import ADDON, LINK_DIR, disable_addon, enable_addon
 from helpers import site_without_mujoco
+
+from mjblend.operators import io
+from mjblend.ui import menus
 
 ID_TYPES = ("Object", "Mesh", "Material", "Image", "Scene")
 
@@ -89,7 +91,7 @@ WITHOUT_MUJOCO = textwrap.dedent("""
 def test_enabling_without_mujoco_says_what_to_install_and_registers_nothing(tmp_path):
     site = site_without_mujoco(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "BLENDER_USER_RESOURCES": str(tmp_path / "user")}
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", WITHOUT_MUJOCO, site, conftest.LINK_DIR, ADDON],
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", WITHOUT_MUJOCO, site, LINK_DIR, ADDON],
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -99,3 +101,9 @@ def test_enabling_without_mujoco_says_what_to_install_and_registers_nothing(tmp_
     assert f"-m pip install mujoco-core=={mujoco.__version__}" in error
     assert "Nothing was registered" in error
     assert report["after"] == report["before"]
+
+
+def test_menus_name_the_operators_they_show():
+    """ui/ names operators by id (it may not import operators/): the ids must be theirs."""
+    assert menus.IMPORT_OPERATOR == io.IMPORT_SCENE_OT_mjcf.bl_idname
+    assert menus.EXPORT_OPERATOR == io.EXPORT_SCENE_OT_mjcf.bl_idname

@@ -16,10 +16,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import addon_loader
 import pytest
 from helpers import site_without_mujoco
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(addon_loader.ROOT)
 SITE_PACKAGES = Path(importlib.util.find_spec("bpy").origin).parent.parent
 BLENDER_EXT = next(SITE_PACKAGES.glob("bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
 

@@ -11,11 +11,10 @@ stands (module level or inside a function).
 
 import ast
 import os
+import re
 
-from conftest import ROOT
+from addon_loader import ROOT
 
-from mjblend.operators import io
-from mjblend.ui import menus
 
 BLENDER_MODULES = {"bpy", "bpy_extras", "mathutils", "gpu", "gpu_extras", "bmesh", "addon_utils", "bl_math",
                    "idprop", "blf", "aud", "freestyle", "bl_ui", "bl_operators"}
@@ -90,6 +89,40 @@ def violations(root):
     return found
 
 
+def engine_field_writes(root):
+    """Assignments outside engine/ to a field of an engine session (`...session.x = `,
+    `...session.data.ctrl[i] = `): a physics thread could not queue them."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in {"tests", "tools", "bench"}]
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if not name.endswith(".py") or stage_of(rel) in BLENDER_FREE:
+                continue
+            for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                for target in targets:
+                    text = ast.unparse(target)
+                    if re.search(r"\bsession\.\w", text):
+                        found.append(f"{rel}:{node.lineno}: {text} = ...")
+    return found
+
+
+def test_only_the_engine_writes_engine_state():
+    assert engine_field_writes(ROOT) == []
+
+
+def test_an_engine_field_write_is_caught(tmp_path):
+    (tmp_path / "ui").mkdir()
+    (tmp_path / "ui" / "panel.py").write_text(
+        "def f(running, i):\n    running.session.data.ctrl[i] = 1\n    running.session.realtime += 1\n"
+        "    running.session.set_control(i, 1)\n    running.session = None\n")
+    assert engine_field_writes(tmp_path) == ["ui/panel.py:2: running.session.data.ctrl[i] = ...",
+                                             "ui/panel.py:3: running.session.realtime = ..."]
+
+
 def test_the_package_follows_the_dependency_rule():
     stages = {stage for _rel, _line, stage, _module in package_imports(ROOT)}
     assert {"components", "engine", "scan", "live", "geometry", "importer"} <= stages  # it reads the tree
@@ -117,9 +150,3 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "live/scene_session.py:2: live/ imports ui/ (only app/ may)",
         "bridge/server.py:1: bridge/ imports scan/ (it may use only ['bridge', 'engine'])",
     }
-
-
-def test_menus_name_the_operators_they_show():
-    """ui/ names operators by id (it may not import operators/): the ids must be theirs."""
-    assert menus.IMPORT_OPERATOR == io.IMPORT_SCENE_OT_mjcf.bl_idname
-    assert menus.EXPORT_OPERATOR == io.EXPORT_SCENE_OT_mjcf.bl_idname
