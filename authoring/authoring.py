@@ -19,6 +19,7 @@ from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
 from ..importer.build import COLLECTED, LIGHT_TYPES
 from . import display
 from ..scan import scene_scan
+from ..scene.errors import MJBlendError
 
 SPATIAL = SPATIAL_KINDS  # the kinds Add > MuJoCo places in the body tree
 
@@ -33,7 +34,7 @@ ACTUATORS = ("motor", "position", "velocity", "intvelocity", "damper", "cylinder
              "adhesion", "general")
 
 
-class AuthoringError(Exception):
+class AuthoringError(MJBlendError):
     """An element cannot be made here; the message says what to select first."""
 
 

@@ -14,11 +14,12 @@ from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS
 from . import authoring
 from ..scan import scene_scan
+from ..scene.errors import MJBlendError
 
 
 
-class ClassError(Exception):
-    pass
+class ClassError(MJBlendError):
+    """A default class cannot be added, renamed, moved or deleted as asked."""
 
 
 def classes_of(root):

@@ -46,12 +46,8 @@ def validate(scene) -> Result:
         for root in roots:
             try:
                 spec, _updated = scene_scan.cached_spec(root)
-            except scene_scan.ScanError as error:
-                outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
-                break
-            try:
                 models[root.name] = compile_spec.check(spec, scanners=[scene_scan.scanner_of(root)])
-            except compile_spec.ExportFailed as error:
+            except (scene_scan.ScanError, compile_spec.CompileError) as error:
                 outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
         outcome = outcome or Result(True, "Compiles")

@@ -24,9 +24,14 @@ import mujoco
 import numpy as np
 
 from ..geometry import materials
-from ..scan.compile_spec import ExportFailed, check
+from ..scan.compile_spec import check
+from ..scene.errors import MJBlendError
 
 ASSET_LISTS = ("meshes", "hfields", "textures", "skins")
+
+
+class ExportFailed(MJBlendError):
+    """The model cannot be written where and how the user asked."""
 
 
 def write_stl(path, vertices, triangles) -> None:

@@ -32,6 +32,7 @@ from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..engine import frames
 from . import defaults, names
 from ..geometry import mujoco_meshes, materials
+from ..scene.errors import MJBlendError
 
 # Non-spatial kinds: spec list, child collection
 COLLECTED = {
@@ -67,7 +68,7 @@ ANGLE_UNIT = "_angle_degree"  # model group ID property: the unit most angles ar
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
-class ImportFailed(Exception):
+class ImportFailed(MJBlendError):
     """A file that cannot be imported; the message is for the user."""
 
 

@@ -29,17 +29,14 @@ from ..engine import frames
 from ..engine.session import Session
 from ..geometry import mujoco_meshes
 from ..scan import compile_spec, scene_scan
+from ..scene.errors import MJBlendError
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
 
 
-class SimulationError(Exception):
-    """The scene cannot simulate; `objects` are the Blender objects at fault."""
-
-    def __init__(self, message, objects=()):
-        super().__init__(message)
-        self.objects = list(objects)
+class SimulationError(MJBlendError):
+    """The scene cannot simulate."""
 
 
 class Live:
@@ -82,7 +79,7 @@ class Live:
             spec = compile_spec.build_spec(roots, warnings, scanners=scanners)
             self._signature = signature
             return spec, None, scanners, roots, warnings
-        except (scene_scan.ScanError, compile_spec.ExportFailed) as error:
+        except (scene_scan.ScanError, compile_spec.CompileError) as error:
             raise SimulationError(str(error), error.objects) from None
 
     def compile(self, edited: bool = True) -> bool:
@@ -94,7 +91,7 @@ class Live:
             if updated == 0 and self.session is not None:
                 return False
             model = compile_spec.check(spec, self.scene.objects, scanners)
-        except (SimulationError, compile_spec.ExportFailed) as error:
+        except (SimulationError, compile_spec.CompileError) as error:
             if self.session is None:
                 raise SimulationError(str(error), error.objects) from None
             self.error = str(error)

@@ -11,6 +11,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..scan import compile_spec, scene_scan
 from ..exporter import mjcf_writer
 from ..importer import build
+from ..scene.errors import MJBlendError, select_culprits
 
 
 class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
@@ -107,11 +108,8 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
                          as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
                          scene_objects=context.scene.objects, blender_meshes=made_in_blender,
                          blender_textures=painted)
-        except compile_spec.ExportFailed as error:
-            if error.objects:
-                for obj in context.view_layer.objects:
-                    obj.select_set(obj in error.objects)
-                context.view_layer.objects.active = error.objects[0]
+        except MJBlendError as error:  # the scan's, the compile's or the writer's
+            select_culprits(context, error)
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         for warning in warnings:

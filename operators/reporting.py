@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import bpy
 
-from ..authoring import authoring
+from ..scene.errors import MJBlendError
 
 UNDOABLE = {"REGISTER", "UNDO"}
 
 
-def run_reporting(operator, make, errors=(authoring.AuthoringError,)):
+def run_reporting(operator, make, errors=(MJBlendError,)):
     """Run `make()`: one of `errors` becomes an error report and CANCELLED; an object
     it returns is reported as added."""
     try:

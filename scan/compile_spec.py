@@ -9,14 +9,11 @@ import mujoco
 from ..components import spec_io
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
 from . import scene_scan
+from ..scene.errors import MJBlendError
 
 
-class ExportFailed(Exception):
-    """The scene cannot be written; `objects` are the Blender objects at fault."""
-
-    def __init__(self, message, objects=()):
-        super().__init__(message)
-        self.objects = list(objects)
+class CompileError(MJBlendError):
+    """The scene cannot become a compiled model (nothing to compile, or MuJoCo refuses it)."""
 
 
 def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None,
@@ -28,13 +25,13 @@ def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = No
     (their elements keep their ids after attach)."""
     blender_meshes = blender_meshes if blender_meshes is not None else []
     if not roots:
-        raise ExportFailed("nothing to export: no MuJoCo model root (import a model or add one)")
+        raise CompileError("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
         try:
             scanner = scene_scan.Scanner(root, warnings, textures=blender_textures is not None)
         except scene_scan.ScanError as error:
-            raise ExportFailed(f"{root.name}: {error}", error.objects or [root]) from None
+            raise CompileError(f"{root.name}: {error}", error.objects or [root]) from None
         specs.append((root, scanner.spec, scanner.blender_meshes, scanner.blender_textures))
         if scanners is not None:
             scanners.append(scanner)
@@ -84,7 +81,7 @@ def check(spec, scene_objects=(), scanners=()) -> mujoco.MjModel:
         message = " ".join(str(error).split())
         elements = [(block, kind) for scanner in scanners for block, kind, _e in scanner.elements.values()]
         elements = elements or [(o, o.mujoco.kind.lower()) for o in scene_objects]
-        raise ExportFailed(f"MuJoCo cannot compile the scene: {message}",
+        raise CompileError(f"MuJoCo cannot compile the scene: {message}",
                            culprits(message, elements)) from None
 
 

@@ -25,6 +25,7 @@ from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATI
 from ..engine import frames
 from ..geometry import mujoco_meshes, materials
 from ..importer.build import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
+from ..scene.errors import MJBlendError
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -36,12 +37,8 @@ SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclud
                  "key", "numeric", "text", "tuple")
 
 
-class ScanError(Exception):
-    """The scene cannot become a model; `objects` are the Blender objects at fault."""
-
-    def __init__(self, message, objects=()):
-        super().__init__(message)
-        self.objects = list(objects)
+class ScanError(MJBlendError):
+    """The scene cannot become a model."""
 
 
 def model_roots(scene):

@@ -175,7 +175,9 @@ def test_local_poses_match_mujoco():
 CONTROLLED = """
 <mujoco>
   <worldbody>
-    <body name="arm"><joint name="hinge" axis="0 1 0"/><geom type="capsule" size="0.1" fromto="0 0 0 0.5 0 0"/></body>
+    <body name="arm">
+      <joint name="hinge" axis="0 1 0"/><geom type="capsule" size="0.1" fromto="0 0 0 0.5 0 0"/>
+    </body>
   </worldbody>
   <actuator>
     <motor joint="hinge" ctrllimited="true" ctrlrange="-1 2"/>
