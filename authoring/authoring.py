@@ -20,6 +20,7 @@ from ..importer.build import COLLECTED, LIGHT_TYPES
 from . import display
 from ..scan import scene_scan
 from ..scene.errors import MJBlendError
+from ..scene.names import first_free
 
 SPATIAL = SPATIAL_KINDS  # the kinds Add > MuJoCo places in the body tree
 
@@ -94,18 +95,11 @@ def unique_name(root, kind: str, base: str) -> str:
     """`base` + the first number no element of `kind` in the model is called."""
     blocks = members(root) + [a.block for a in root.mujoco.model.assets if a.block is not None]
     taken = {b.mujoco.name for b in blocks if b.mujoco.kind == kind.upper()}
-    n = 1
-    while f"{base}{n}" in taken:
-        n += 1
-    return f"{base}{n}"
+    return first_free(taken, lambda n: f"{base}{n}")
 
 
 def unique_class_name(root) -> str:
-    taken = {c.name for c in root.mujoco.model.defaults}
-    n = 1
-    while f"class{n}" in taken:
-        n += 1
-    return f"class{n}"
+    return first_free({c.name for c in root.mujoco.model.defaults}, lambda n: f"class{n}")
 
 
 def members(root):

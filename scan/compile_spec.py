@@ -10,6 +10,7 @@ from ..components import spec_io
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
 from . import scene_scan
 from ..scene.errors import MJBlendError
+from ..scene.names import first_free
 
 
 class CompileError(MJBlendError):
@@ -61,10 +62,7 @@ def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = No
 
 def _prefix(name, used):
     base = re.sub(r"\W+", "_", name).strip("_") or "model"
-    prefix, n = base + "/", 1
-    while prefix in used:
-        n += 1
-        prefix = f"{base}{n}/"
+    prefix = first_free(used, lambda n: f"{base}/" if n == 1 else f"{base}{n}/")
     used.add(prefix)
     return prefix
 

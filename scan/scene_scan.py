@@ -26,6 +26,7 @@ from ..engine import frames
 from ..geometry import mujoco_meshes, materials
 from ..importer.build import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..scene.errors import MJBlendError
+from ..scene.names import first_free, numbered
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -281,7 +282,7 @@ class Scanner:
             elif kind == "texture" and self.check_textures and _painted(block, element):
                 if not element.name:  # the export refers to it by name
                     taken = {t.name for t in self.spec.textures}
-                    element.name = _free_name(block.name, taken)
+                    element.name = first_free(taken, numbered(block.name, "_"))
                 self.blender_textures[element.name] = block
                 _texture_pixels(block, element)
             self.elements[block.as_pointer()] = (block, kind, element)
@@ -545,10 +546,7 @@ class Scanner:
         for element, group in self.inline_users:
             instance = self.spec.add_plugin()
             # named: MuJoCo's XML writer crashes on a nameless instance (mujoco 4.0.0)
-            name, n = f"{element.name or 'inline'}_plugin", 1
-            while name in taken:
-                n += 1
-                name = f"{element.name or 'inline'}_plugin{n}"
+            name = first_free(taken, numbered(f"{element.name or 'inline'}_plugin"))
             taken.add(name)
             instance.name = name
             instance.plugin_name = group.plugin_plugin_name
@@ -630,14 +628,6 @@ def _texture_pixels(image, element) -> None:
         srgb = image.colorspace_settings.name == "sRGB"
         element.colorspace = mujoco.mjtColorSpace.mjCOLORSPACE_SRGB if srgb \
             else mujoco.mjtColorSpace.mjCOLORSPACE_LINEAR
-
-
-def _free_name(name, taken):
-    out, n = name, 1
-    while out in taken:
-        n += 1
-        out = f"{name}_{n}"
-    return out
 
 
 _FRESH: dict[str, tuple[dict, dict]] = {}
