@@ -30,6 +30,7 @@ from ..engine.session import Session
 from ..geometry import mujoco_meshes
 from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
+from ..scene.transforms import Transform, transform
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -194,7 +195,7 @@ class Live:
                 self._restore_one(pointer)
         for pointer, obj in moving.items():
             if pointer not in self.held:
-                snapshot = scene_scan.transform(obj)
+                snapshot = transform(obj)
                 self.held[pointer] = (obj, snapshot)
                 scene_scan.HELD[pointer] = snapshot
         for obj, _kind, _i, _w in self.deformed:
@@ -296,9 +297,10 @@ class Live:
                 continue
             held_obj, snapshot = self.held[obj.as_pointer()]
             turn = rotation @ written_rot.inverted()
-            new_location = Vector(snapshot[0]) + (location - written_loc)
-            new_rotation = turn @ Quaternion(snapshot[1])
-            snapshot = (tuple(new_location), tuple(new_rotation.normalized())) + snapshot[2:]
+            new_location = Vector(snapshot.location) + (location - written_loc)
+            new_rotation = turn @ Quaternion(snapshot.rotation_quaternion)
+            snapshot = snapshot._replace(location=tuple(new_location),
+                                         rotation_quaternion=tuple(new_rotation.normalized()))
             self.held[obj.as_pointer()] = (held_obj, snapshot)
             scene_scan.HELD[obj.as_pointer()] = snapshot
             changes.touch(obj)
@@ -336,7 +338,7 @@ class Live:
     def _read_mocap(self) -> None:
         model, data, key = self.session.model, self.session.data, self.session.keyframe
         for obj, index, body, to_mujoco in self.mocap:
-            if scene_scan.transform(obj) == self.held[obj.as_pointer()][1]:
+            if transform(obj) == self.held[obj.as_pointer()][1]:
                 # where it was authored: the exact (double) pose of the model or keyframe
                 data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
                     if key >= 0 else model.body_pos[body]
@@ -417,14 +419,13 @@ class Live:
         self.sync()
 
 
-def put_transform(obj, snapshot) -> None:
-    location, quaternion, euler, mode, scale, _inverse, axis_angle = snapshot
-    obj.rotation_mode = mode
-    obj.location = location
-    obj.rotation_quaternion = quaternion
-    obj.rotation_euler = euler
-    obj.rotation_axis_angle = axis_angle
-    obj.scale = scale
+def put_transform(obj, snapshot: Transform) -> None:
+    obj.rotation_mode = snapshot.rotation_mode
+    obj.location = snapshot.location
+    obj.rotation_quaternion = snapshot.rotation_quaternion
+    obj.rotation_euler = snapshot.rotation_euler
+    obj.rotation_axis_angle = snapshot.rotation_axis_angle
+    obj.scale = snapshot.scale
 
 
 def _chain_to(obj, parent_body):

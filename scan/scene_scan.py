@@ -13,12 +13,10 @@ to what MuJoCo makes of the original file).
 from __future__ import annotations
 
 import os
-from itertools import chain
 
 import bpy
 import mujoco
 import numpy as np
-from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
@@ -27,6 +25,7 @@ from ..geometry import mujoco_meshes, materials
 from ..importer.build import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..scene.errors import MJBlendError
 from ..scene.names import first_free, numbered
+from ..scene.transforms import IDENTITY, Transform, placement
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -116,7 +115,7 @@ _CACHE: dict[int, _Entry] = {}
 # Objects a live simulation moves: as_pointer() -> their authored transform, as
 # `_snapshot` gives it. The scan reads poses from here, not from the object, so
 # an edit during simulation never takes a simulated pose for an authored one.
-HELD: dict[int, tuple] = {}
+HELD: dict[int, Transform] = {}
 
 
 def clear_cache():
@@ -426,12 +425,12 @@ class Scanner:
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
         held = HELD.get(pointer)
-        snapshot = own_transform(obj) if held is None else _own(held)
+        snapshot = placement(obj) if held is None else held.placement()
         self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind),
-                   in_element and snapshot[4] == IDENTITY)
+                   in_element and snapshot.parent_inverse == IDENTITY)
         self.elements[pointer] = (obj, kind, element)
         self.snapshots[pointer] = snapshot
-        scale = snapshot[3]
+        scale = snapshot.scale
         if scale != (1.0, 1.0, 1.0) and any(abs(s - 1.0) > 1e-6 for s in scale):
             self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
@@ -486,7 +485,7 @@ class Scanner:
             element.springref *= factor
 
     def _plain_parenting(self, obj, inverse):
-        """`inverse`: the object's matrix_parent_inverse, as `own_transform` gives it.
+        """`inverse`: the object's matrix_parent_inverse, as a `Placement` holds it.
         (The full scan knows this from its walk: this is for an in-place refresh.)"""
         parent = obj.parent
         return parent is not None and inverse == IDENTITY and parent.mujoco.kind != "NONE"
@@ -499,7 +498,7 @@ class Scanner:
         world = obj.matrix_world
         held = HELD.get(obj.as_pointer())
         if held is not None:  # the authored pose of an object the simulation moves
-            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ _basis(held)
+            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ held.basis()
         local = world if parent is None else parent.matrix_world.inverted() @ world
         loc, rot, _scale = local.decompose()
         return np.array(loc, dtype=float), np.array(rot, dtype=float)
@@ -662,64 +661,13 @@ PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
 
 def _snapshot(block, kind):
     """What a depsgraph update may have changed: an object's own transform (as
-    `own_transform`), a mesh's geometry (its signature is computed only when it is
+    a `Placement`), a mesh's geometry (its signature is computed only when it is
     reported)."""
     if kind == "mesh":
         return mujoco_meshes.mesh_signature(block)
     held = HELD.get(block.as_pointer())
-    return own_transform(block) if held is None else _own(held)
-
-
-def own_transform(obj) -> tuple:
-    """What places an object (the scan's snapshot of it): (location, the rotation of
-    its rotation mode, the mode, scale, parent inverse as `transform` gives it)."""
-    mode = obj.rotation_mode
-    rotation = obj.rotation_quaternion[:] if mode == "QUATERNION" else \
-        obj.rotation_axis_angle[:] if mode == "AXIS_ANGLE" else obj.rotation_euler[:]
-    return obj.location[:], rotation, mode, obj.scale[:], exact_matrix(obj.matrix_parent_inverse)
-
-
-def _own(snapshot) -> tuple:
-    """`own_transform` of a `transform` (a held authored one)."""
-    location, quaternion, euler, mode, scale, inverse, axis_angle = snapshot
-    rotation = quaternion if mode == "QUATERNION" else axis_angle if mode == "AXIS_ANGLE" else euler
-    return location, rotation, mode, scale, inverse
-
-
-def transform(obj) -> tuple:
-    """An object's own transform, every part of it, as plain values."""
-    # slices read each vector once
-    return (obj.location[:], obj.rotation_quaternion[:], obj.rotation_euler[:],
-            obj.rotation_mode, obj.scale[:], exact_matrix(obj.matrix_parent_inverse),
-            obj.rotation_axis_angle[:])
-
-
-def exact_matrix(matrix):
-    """A matrix as a value that compares exactly (mathutils' own == lets values 1 ulp
-    apart be equal): its bytes, 4x faster than its 16 floats, where mathutils has the
-    buffer protocol (Blender 3.4's has not)."""
-    return memoryview(matrix).tobytes() if _MATRIX_BUFFER else tuple(chain.from_iterable(matrix))
-
-
-def _basis(snapshot) -> Matrix:
-    """The local matrix of a `_snapshot` transform."""
-    location, quaternion, euler, mode, scale, _inverse, axis_angle = snapshot
-    if mode == "QUATERNION":
-        rotation = Quaternion(quaternion).to_matrix()
-    elif mode == "AXIS_ANGLE":
-        rotation = Quaternion(axis_angle[1:], axis_angle[0]).to_matrix()
-    else:
-        rotation = Euler(euler, mode).to_matrix()
-    return Matrix.LocRotScale(Vector(location), rotation, Vector(scale))
+    return placement(block) if held is None else held.placement()
 
 
 def _wrap_attr(name):
     return spec_io.KINDS["wrap"].attr(name)
-
-
-try:
-    memoryview(Matrix.Identity(4))
-    _MATRIX_BUFFER = True
-except TypeError:
-    _MATRIX_BUFFER = False
-IDENTITY = exact_matrix(Matrix.Identity(4))

@@ -15,6 +15,7 @@ from mathutils import Vector
 from mjblend.app import handlers
 from mjblend.live import scene_session
 from mjblend.scan import scene_scan
+from mjblend.scene.transforms import transform
 from mjblend.importer import build
 
 DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
@@ -33,7 +34,7 @@ def element(kind, name):
 
 
 def transforms():
-    return {o.name: scene_scan.transform(o) for o in bpy.context.scene.objects}
+    return {o.name: transform(o) for o in bpy.context.scene.objects}
 
 
 def mujoco_after(path, steps, prepare=None):
@@ -175,7 +176,7 @@ def test_mocap_bodies_follow_their_objects(desk):
     assert np.array_equal(session.data.qpos, data.qpos)  # the dangler follows the hand
     authored = scene_scan.HELD[hand.as_pointer()]
     bpy.ops.mujoco.stop()
-    assert scene_scan.transform(hand) == authored  # dragging it was not an edit
+    assert transform(hand) == authored  # dragging it was not an edit
 
 
 def test_controls_are_clamped_and_drive_the_actuator(desk):
@@ -420,7 +421,7 @@ def test_moving_simulated_bodies_by_hand(desk):
     assert _joint_state(session, "swing") == swing
     authored_box = scene_scan.HELD[box.as_pointer()]
     bpy.ops.mujoco.stop()
-    assert scene_scan.transform(box) == authored_box  # teleporting is not an edit of the model
+    assert transform(box) == authored_box  # teleporting is not an edit of the model
     assert arm.location.x == pytest.approx(0.1)  # moving the pivot is
 
 

@@ -33,7 +33,7 @@ def box_height():
 
 def steps():
     live = importlib.import_module(ADDON + ".live.scene_session")
-    scan = importlib.import_module(ADDON + ".scan.scene_scan")
+    transforms = importlib.import_module(ADDON + ".scene.transforms")
     panels = importlib.import_module(ADDON + ".ui.sidebar")
     for cls in panels.CLASSES:
         if issubclass(cls, bpy.types.Panel):
@@ -45,7 +45,7 @@ def steps():
     area.spaces.active.show_region_ui = True
     with bpy.context.temp_override(window=window, area=area, region=region):
         bpy.ops.view3d.view_all()
-    authored = {o.name: scan.transform(o) for o in bpy.context.scene.objects}
+    authored = {o.name: transforms.transform(o) for o in bpy.context.scene.objects}
     report["start_height"] = box_height()
     yield 0.5
 
@@ -86,7 +86,7 @@ def steps():
         bpy.ops.mujoco.stop()
     yield 0.3  # the modal operator sees the stop on its next timer event
     report["modal_after_stop"] = running.modal_running
-    report["restored"] = authored == {o.name: scan.transform(o) for o in bpy.context.scene.objects}
+    report["restored"] = authored == {o.name: transforms.transform(o) for o in bpy.context.scene.objects}
     report["live_after_stop"] = live.get(bpy.context.scene) is not None
 
     # Add > MuJoCo and its submenus, and the MuJoCo convert menu, open and draw
