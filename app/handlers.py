@@ -3,8 +3,8 @@
 import bpy
 from bpy.app.handlers import persistent
 
-from ..components import changes
-from ..geometry.materials import PACK_ON_SAVE
+from ..components import changes, storage_format
+from ..components.stored_keys import PACK_ON_SAVE
 from ..live import scene_session
 from ..scan import scene_scan
 from ..authoring import validation
@@ -62,12 +62,33 @@ def resume_simulated_poses(*_args):
             running.reapply()
 
 
-HANDLERS = ((bpy.app.handlers.save_pre, pack_generated_images),
+def _model_roots():
+    return [o for o in bpy.data.objects if o.mujoco.kind == "MODEL"]
+
+
+@persistent
+def stamp_storage_format(*_args):
+    """A saved model records the storage format it was saved in (components/stored_keys.py)."""
+    for root in _model_roots():
+        storage_format.stamp(root)
+
+
+@persistent
+def migrate_stored_data(*_args):
+    """Models saved by an older MJBlend come up to today's storage format on load;
+    one saved by a newer MJBlend is named in the console (it is left as it is)."""
+    for problem in storage_format.migrate(_model_roots()):
+        print(f"MJBlend: {problem}")
+
+
+HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
+            (bpy.app.handlers.save_pre, pack_generated_images),
             (bpy.app.handlers.save_pre, save_authored_poses),
             (bpy.app.handlers.save_post, resume_simulated_poses),
             (bpy.app.handlers.load_pre, end_simulations),
             (bpy.app.handlers.undo_pre, end_simulations),
             (bpy.app.handlers.redo_pre, end_simulations),
+            (bpy.app.handlers.load_post, migrate_stored_data),
             (bpy.app.handlers.load_post, forget_scans),
             (bpy.app.handlers.undo_post, forget_scans),
             (bpy.app.handlers.redo_post, forget_scans),

@@ -22,7 +22,7 @@ from . import changes, values
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, SPATIAL_KINDS, VECTOR_TYPES, Attr, Kind,
                      enum_ident, enum_items, referenced_kind, selector_fields)
 
-POSE = "_pose"  # raw ID property: exact authored spatial values
+from .stored_keys import POSE  # noqa: E402,F401  (spec_io.POSE)
 
 
 def _resolve(obj: Any, name: str) -> tuple[Any, str]:

@@ -32,7 +32,7 @@ import numpy as np
 from .schema import (GROUP_PREFIX, KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident,
                      enum_items, enum_value)
 
-EXACT, SEEN, OWN, REF = "_exact", "_seen", "_own", "_ref"
+from .stored_keys import EXACT, LENGTHS_SUFFIX, OWN, REF, SEEN  # noqa: F401  (values.OWN, ...)
 
 # find(kind, name) -> Blender ID or None (kind None: unknown); name_of(id) -> MJCF name;
 # on_missing(attr, name) is called for a reference whose target is gone.
@@ -209,12 +209,12 @@ def write_nested_vector(group, attr: Attr, rows) -> None:
     rows = [list(r) for r in (rows or [])]
     cast = int if attr.type == "intvecvec" else float
     group[key] = [cast(v) for r in rows for v in r]
-    group[key + "_len"] = [len(r) for r in rows]
+    group[key + LENGTHS_SUFFIX] = [len(r) for r in rows]
 
 
 def read_nested_vector(group, attr: Attr):
     key = vector_key(attr)
-    flat, lengths = list(group.get(key, [])), list(group.get(key + "_len", []))
+    flat, lengths = list(group.get(key, [])), list(group.get(key + LENGTHS_SUFFIX, []))
     rows, start = [], 0
     for n in lengths:
         rows.append(flat[start:start + n])

@@ -77,12 +77,12 @@ compares its pictures with Cycles'); the materials rebuild it with nodes:
   running from the +axis edge; a plane is the top of a box. The image is
   sampled at (s, 1 - t).
   Blender: base UV = the object's UV map if the object (or its mesh data) has
-  the custom property TEXCOORD_PROP = 1 (read by an Attribute node), else the
+  the custom property TEXCOORD = 1 (read by an Attribute node), else the
   box UVs above made from Generated coordinates (0..1 across the bounding
   box) and the object-space normal; then Mapping nodes: (u, 1 - v) [times the
   object's `dimensions` / 2 when texuniform] times texrepeat, v' = 1 - t.
   So an importer should give a mesh with texture coordinates the UV map
-  (u, 1 - v of mesh_texcoord) and set TEXCOORD_PROP = 1 on it; spheres,
+  (u, 1 - v of mesh_texcoord) and set TEXCOORD = 1 on it; spheres,
   cylinders and capsules without a UV map get the box mapping (MuJoCo wraps
   them in longitude/latitude), meshes without UVs too.
 - cube texture: OpenGL cube mapping of the direction from the object centre
@@ -101,7 +101,7 @@ without resampling into an equirectangular image. Background strength 1; Cycles
 samples it with a 1024 light map (its "Automatic" map for an 800 x 4800 sky
 costs 2.5 s per render).
 
-Datablocks made here carry LOOK_KEY = "material" (an MJCF material),
+Datablocks made here carry LOOK = "material" (an MJCF material),
 "override" (an MJCF material with an element's own rgba), "rgba" (an element
 without material), "collision" or "skybox". MJCF materials and texture images
 get a fake user: they are model assets even when nothing uses them.
@@ -117,12 +117,9 @@ import mujoco
 import numpy as np
 
 from .. import blender_compat as compat
+from ..components.stored_keys import LOOK, NODE_GROUP_VERSION, PACK_ON_SAVE, TEXCOORD, TEXTURE_ALPHA
 
-LOOK_KEY = "mjblend_look"
-PACK_ON_SAVE = "mjblend_pack_on_save"  # generated pixels to pack when the .blend is saved
-TEXCOORD_PROP = "mjblend_texcoord"
 CUBE_GROUP = "MuJoCo cube map"
-TEXTURE_ALPHA = "mjblend_texture_alpha"  # material property: a texture brings alpha
 _CUBE_GROUP_VERSION = 1
 
 # MuJoCo's internal default rgba of geoms, sites, tendons, flexes and skins.
@@ -373,8 +370,8 @@ def _build_cube_group() -> bpy.types.NodeTree:
     Output: Vector, the UV into the image (face 0 on top).
     """
     group = bpy.data.node_groups.new(CUBE_GROUP, "ShaderNodeTree")
-    group[LOOK_KEY] = "cube map"
-    group["version"] = _CUBE_GROUP_VERSION
+    group[LOOK] = "cube map"
+    group[NODE_GROUP_VERSION] = _CUBE_GROUP_VERSION
     _new_group_socket(group, "Vector", "INPUT", "NodeSocketVector")
     _new_group_socket(group, "Face Step", "INPUT", "NodeSocketFloat", 1.0 / 6.0)
     _new_group_socket(group, "Face Height", "INPUT", "NodeSocketFloat", 1.0 / 6.0)
@@ -427,7 +424,7 @@ def _build_cube_group() -> bpy.types.NodeTree:
 
 def _cube_group() -> bpy.types.NodeTree:
     for group in bpy.data.node_groups:
-        if group.get(LOOK_KEY) == "cube map" and group.get("version") == _CUBE_GROUP_VERSION:
+        if group.get(LOOK) == "cube map" and group.get(NODE_GROUP_VERSION) == _CUBE_GROUP_VERSION:
             return group
     return _build_cube_group()
 
@@ -525,7 +522,7 @@ class Looks:
         # (addon/handlers.py), not on every import.
         image[PACK_ON_SAVE] = 1
         image.use_fake_user = True
-        image[LOOK_KEY] = "texture"
+        image[LOOK] = "texture"
         return image
 
     # ------------------------------------------------------------------ materials
@@ -574,7 +571,7 @@ class Looks:
         material = self._plain.get(key)
         if material is None:
             material = _new_material("rgba " + " ".join(f"{v:.3g}" for v in key))
-            material[LOOK_KEY] = "rgba"
+            material[LOOK] = "rgba"
             self._setup_surface(material, Surface())
             self._set_rgba(material, rgba)
             self._plain[key] = material
@@ -585,7 +582,7 @@ class Looks:
         hidden by MuJoCo's viewer by default): rgba 0.35 0.55 0.85 0.35."""
         if self._collision is None:
             material = _new_material("MuJoCo collision")
-            material[LOOK_KEY] = "collision"
+            material[LOOK] = "collision"
             self._setup_surface(material, Surface(specular=0.0, shininess=0.0))
             self._set_rgba(material, np.array([0.35, 0.55, 0.85, 0.35], np.float32))
             self._collision = material
@@ -605,7 +602,7 @@ class Looks:
             material = base.copy()  # shares the images; the node tree is copied
             material.use_fake_user = False
             material.name = f"{base.name} rgba " + " ".join(f"{v:.3g}" for v in key[1])
-            material[LOOK_KEY] = "override"
+            material[LOOK] = "override"
             self._set_rgba(material, rgba)
             self._overrides[key] = material
         return material
@@ -613,7 +610,7 @@ class Looks:
     def _make_material(self, mat_id: int) -> bpy.types.Material:
         model = self.model
         material = _new_material(self.name("material", mat_id))
-        material[LOOK_KEY] = "material"
+        material[LOOK] = "material"
         material.use_fake_user = True
         self._setup_surface(material, Surface.of_material(model, mat_id))
         self._add_textures(material, mat_id)
@@ -771,7 +768,7 @@ class Looks:
         # MuJoCo's own UVs of a box, which are also a plane's: every face shows the whole
         # texture, from the Generated coordinates of the two axes across the face
         has_uv = n.add("ShaderNodeAttribute", -1700, y - 300, attribute_type="OBJECT",
-                       attribute_name=TEXCOORD_PROP, label="has MuJoCo texcoords")
+                       attribute_name=TEXCOORD, label="has MuJoCo texcoords")
         uv = n.add("ShaderNodeUVMap", -1700, y - 500)
         base = n.add("ShaderNodeMix", -1500, y, data_type="VECTOR", label="UV or box UV")
         n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
@@ -865,7 +862,7 @@ class Looks:
         name = self.names.get(("texture", tex_id)) or \
             mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_TEXTURE, tex_id) or "MuJoCo skybox"
         world = bpy.data.worlds.new(name)
-        world[LOOK_KEY] = "skybox"
+        world[LOOK] = "skybox"
         if world.node_tree is None:  # before Blender 5.0
             world.use_nodes = True
         tree = world.node_tree

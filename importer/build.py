@@ -29,6 +29,8 @@ from mathutils import Matrix, Vector
 
 from ..components import changes, spec_io, values
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
+                                      SOURCE, TEXCOORD)
 from ..engine import frames
 from . import defaults, names
 from ..geometry import mujoco_meshes, materials
@@ -58,13 +60,6 @@ DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "
                     "curves", "cameras", "lights")
 
 
-ORDER = "mjblend_order"  # object ID property: position in the MJCF file
-SOURCE = "_source"  # model group ID property: the imported file
-SEEN_POSE = "_seen_pose"  # element group ID property: location + quaternion as imported
-RESOLVED_PATH = "_resolved_path"  # asset group ID property: the file MuJoCo loaded
-SIGNATURE = "_signature"  # mesh / texture asset group ID property: geometry / pixels as imported
-DEGREE = "_degree"  # element group ID property: its own compiler's angle unit, where it differs
-ANGLE_UNIT = "_angle_degree"  # model group ID property: the unit most angles are written in
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
@@ -274,7 +269,7 @@ class Builder:
         for element in self.spec.meshes:
             mesh = mujoco_meshes.mesh_asset(self.model, element.id, element.name or "mesh")
             if mesh.uv_layers:  # textures follow the file's own UVs, as MuJoCo maps them
-                mesh[materials.TEXCOORD_PROP] = 1
+                mesh[TEXCOORD] = 1
             self._asset(element, mesh, "mesh")
             mesh.mujoco.mesh[SIGNATURE] = mujoco_meshes.mesh_signature(mesh)
         for element in self.spec.hfields:
@@ -586,7 +581,7 @@ class Builder:
         """Materials the looks derived (an MJCF material in a geom's own rgba) copy
         the asset's properties but are not MJCF elements: only assets keep the kind."""
         for material in bpy.data.materials:
-            if material.get(materials.LOOK_KEY) == "override":
+            if material.get(LOOK) == "override":
                 material.mujoco.kind = "NONE"
 
     def _world(self):

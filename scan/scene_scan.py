@@ -20,9 +20,9 @@ import numpy as np
 
 from ..components import changes, spec_io, values
 from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
+from ..components.stored_keys import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..engine import frames
 from ..geometry import mujoco_meshes, materials
-from ..importer.build import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..scene.errors import MJBlendError
 from ..scene.names import first_free, numbered
 from ..scene.transforms import IDENTITY, Transform, placement

@@ -26,6 +26,7 @@ import pytest
 from helpers import corpus_params, load_corpus_spec, needs_corpus
 
 from mjblend.geometry import materials
+from mjblend.components import stored_keys
 from mjblend.geometry.materials import Looks
 
 KINDS = {"geom": mujoco.mjtObj.mjOBJ_GEOM, "site": mujoco.mjtObj.mjOBJ_SITE,
@@ -137,7 +138,7 @@ def test_authored_default_rgba_loses_to_the_material(clean_scene):
     assert list(drawn[int(mujoco.mjtObj.mjOBJ_GEOM), 0]) == [1, 0, 0, 1]
     assert looks.geom_material(0) is looks.material(0)
     own = looks.geom_material(1)
-    assert own is not looks.material(0) and own[materials.LOOK_KEY] == "override"
+    assert own is not looks.material(0) and own[stored_keys.LOOK] == "override"
     assert list(principled(own).inputs["Base Color"].default_value) == [0, 0, 1, 0.5]
     assert own.surface_render_method == "BLENDED" and looks.material(0).surface_render_method == "DITHERED"
     assert looks.geom_material(2) is looks.geom_material(3)  # equal rgba: one shared material
@@ -163,7 +164,7 @@ def test_textures_become_images_with_mujocos_pixels(clean_scene, path):
         # cube/skybox: MuJoCo's strip of six w x w faces (+X -X +Y -Y +Z -Z) from the top,
         # or one face when height == width
         assert tuple(image.size) == (w, h)
-        assert image.get(materials.PACK_ON_SAVE) == 1  # packed on the first save (addon/handlers.py)
+        assert image.get(stored_keys.PACK_ON_SAVE) == 1  # packed on the first save (addon/handlers.py)
         srgb = model.tex_colorspace[t] == mujoco.mjtColorSpace.mjCOLORSPACE_SRGB
         assert (image.colorspace_settings.name == "sRGB") == srgb
         tex = model.tex_data[model.tex_adr[t]:model.tex_adr[t] + w * h * c].reshape(h, w, c)
@@ -438,7 +439,7 @@ def _blender_texcoord_mesh(model, mesh_id):
     uv = texcoord[corner_tc.ravel()].astype(np.float32)
     uv[:, 1] = 1 - uv[:, 1]
     mesh.uv_layers.new().data.foreach_set("uv", uv.ravel())
-    mesh[materials.TEXCOORD_PROP] = 1
+    mesh[stored_keys.TEXCOORD] = 1
     obj = bpy.data.objects.new("textured", mesh)
     bpy.context.scene.collection.objects.link(obj)
     return obj

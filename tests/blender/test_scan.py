@@ -131,7 +131,7 @@ def test_a_mesh_edited_after_a_scan_goes_in_as_its_new_geometry(edit, clean_scen
 @needs_corpus
 def test_a_mesh_signature_saved_in_the_older_form_still_counts(clean_scene):
     from mjblend.geometry import mujoco_meshes
-    from mjblend.importer.build import SIGNATURE
+    from mjblend.components.stored_keys import SIGNATURE
 
     result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
     mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
