@@ -1,1 +1,3 @@
-"""The MJCF schema (generated from mujoco) and the Blender properties built from it."""
+"""The data model a .blend holds: the generated MJCF schema, the property groups built
+from it, how one value is kept, the generic Mjs <-> properties copy, every stored key
+and its format version."""

@@ -1,1 +1,1 @@
-"""bpy.types.Operator classes, kept thin: they call importer, engine and scan."""
+"""Thin bpy.types.Operator classes, one file per user-facing area; the work is done by the stages below."""

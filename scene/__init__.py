@@ -1,1 +1,2 @@
-"""Read-only questions about Blender data that every stage asks."""
+"""What every stage shares about Blender data: transforms as named tuples, unique names,
+the error base class, the add-on preferences."""
