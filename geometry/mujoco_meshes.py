@@ -130,15 +130,10 @@ def _split_fans_where_normals_differ(mesh, normals):
     exactly where MuJoCo's normals part, so every corner keeps its own.
     """
     count = len(mesh.loops)
-    verts, edges = np.empty(count, np.int32), np.empty(count, np.int32)
+    verts = _corner_ints(mesh, ".corner_vert", "vertex_index")
+    edges = _corner_ints(mesh, ".corner_edge", "edge_index")
     starts = np.empty(len(mesh.polygons), np.int32)
     mesh.polygons.foreach_get("loop_start", starts)
-    if compat.ATTRIBUTE_MESH:
-        mesh.attributes[".corner_vert"].data.foreach_get("value", verts)
-        mesh.attributes[".corner_edge"].data.foreach_get("value", edges)
-    else:
-        mesh.loops.foreach_get("vertex_index", verts)
-        mesh.loops.foreach_get("edge_index", edges)
     # The corner after each corner in its face: corner i's edge runs from verts[i] to verts[after[i]].
     after = np.arange(1, count + 1)
     after[np.append(starts[1:], count) - 1] = starts
@@ -576,14 +571,22 @@ def _coords_and_corners(mesh) -> tuple[np.ndarray, np.ndarray]:
     """Vertex positions (float32, flat) and the vertex of every face corner, read
     through the attribute fast path where Blender has it (as `_new_mesh` writes)."""
     coords = np.empty(len(mesh.vertices) * 3, np.float32)
-    corners = np.empty(len(mesh.loops), np.int32)
     if compat.ATTRIBUTE_MESH:
         mesh.attributes["position"].data.foreach_get("vector", coords)
-        mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
     else:
         mesh.vertices.foreach_get("co", coords)
-        mesh.loops.foreach_get("vertex_index", corners)
-    return coords, corners
+    return coords, _corner_ints(mesh, ".corner_vert", "vertex_index")
+
+
+def _corner_ints(mesh, attribute: str, loop_property: str) -> np.ndarray:
+    """One int per face corner: the corner attribute where Blender has it (4.1+), else
+    the MeshLoop property (~100x slower to read)."""
+    out = np.empty(len(mesh.loops), np.int32)
+    if compat.ATTRIBUTE_MESH:
+        mesh.attributes[attribute].data.foreach_get("value", out)
+    else:
+        mesh.loops.foreach_get(loop_property, out)
+    return out
 
 
 SIGNATURE_FORM = "sha256:"  # marks a signature of today's form (see mesh_signature)
