@@ -4,7 +4,6 @@ the primitive MuJoCo fits), fold an object scale into a geom's size."""
 
 from __future__ import annotations
 
-import math
 
 import bmesh
 import bpy
@@ -13,12 +12,11 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io, values
+from ..engine import primitive_fit
 from ..geometry import mujoco_meshes
 from . import authoring, display
 from ..scan import scene_scan
 
-PRIMITIVES = ("SPHERE", "BOX", "CYLINDER", "CAPSULE", "ELLIPSOID")  # ties go to the first
-TIE = 2e-3  # relative volume difference under which two fits count as equally good
 
 
 def _update(context):
@@ -95,48 +93,6 @@ def _scaled_vertices(obj) -> tuple[np.ndarray, np.ndarray]:
     return verts * np.array(obj.scale), tris
 
 
-def fit_primitive(verts, tris, geom_type: str, aabb: bool = True):
-    """MuJoCo's own fit of a primitive to a mesh (its compiler: the bounding box,
-    or with `aabb` False the equivalent inertia box): (size, pos, quat) in the
-    mesh's frame, and the mesh's volume."""
-    spec = mujoco.MjSpec()
-    spec.compiler.fitaabb = aabb
-    spec.add_mesh(name="fitted", uservert=verts.ravel().tolist(), userface=tris.ravel().tolist())
-    body = spec.worldbody.add_body()
-    body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="fitted", density=1.0)
-    primitive = spec.worldbody.add_body()
-    primitive.add_geom(type=getattr(mujoco.mjtGeom, "mjGEOM_" + geom_type), meshname="fitted")
-    try:
-        model = spec.compile()
-    except ValueError as error:
-        raise authoring.AuthoringError(f"MuJoCo cannot use this mesh: {error}") from None
-    return (np.array(model.geom_size[1]), np.array(model.geom_pos[1]), np.array(model.geom_quat[1]),
-            float(model.body_mass[1]))  # density 1: the mass is the volume
-
-
-def primitive_volume(geom_type: str, size) -> float:
-    r, a, b = size[0], size[1], size[2]
-    return {"SPHERE": 4 / 3 * math.pi * r ** 3,
-            "CAPSULE": math.pi * r * r * 2 * a + 4 / 3 * math.pi * r ** 3,
-            "CYLINDER": math.pi * r * r * 2 * a,
-            "BOX": 8 * r * a * b,
-            "ELLIPSOID": 4 / 3 * math.pi * r * a * b}[geom_type]
-
-
-def best_primitive(verts, tris, aabb: bool = True):
-    """(type, size, pos, quat): the primitive whose fitted volume is closest to the mesh's."""
-    best = None
-    for geom_type in PRIMITIVES:
-        try:
-            size, pos, quat, volume = fit_primitive(verts, tris, geom_type, aabb)
-        except authoring.AuthoringError:
-            continue  # a shape the mesh gives no size (a flat capsule): not a candidate
-        error = abs(primitive_volume(geom_type, size) - volume) / volume
-        if best is None or error < best[0] - TIE:
-            best = (error, geom_type, size, pos, quat)
-    return best[1:]
-
-
 def geom_from_mesh(context, obj, shape: str = "BEST", aabb: bool = True):
     """Make Blender mesh object `obj` a geom of its model (or of the scene's model,
     under the world): as its mesh, its convex hull, or a primitive fitted by MuJoCo."""
@@ -156,10 +112,13 @@ def geom_from_mesh(context, obj, shape: str = "BEST", aabb: bool = True):
         element.type = mujoco.mjtGeom.mjGEOM_MESH
         data = mesh
     else:
-        if shape == "BEST":
-            shape, size, pos, quat = best_primitive(verts, tris, aabb)
-        else:
-            size, pos, quat, _volume = fit_primitive(verts, tris, shape, aabb)
+        try:
+            if shape == "BEST":
+                shape, size, pos, quat = primitive_fit.best_primitive(verts, tris, aabb)
+            else:
+                size, pos, quat, _volume = primitive_fit.fit_primitive(verts, tris, shape, aabb)
+        except ValueError as error:
+            raise authoring.AuthoringError(f"MuJoCo cannot use this mesh: {error}") from None
         element.type = getattr(mujoco.mjtGeom, "mjGEOM_" + shape)
         element.size = size
         world = frame @ Matrix.LocRotScale(Vector(pos), Quaternion(quat), None)

@@ -1,41 +1,51 @@
-"""Which datablocks changed since the last scan (so a rescan touches only those).
+"""Which datablocks changed, for each consumer since it last looked.
 
 Every generated MuJoCo property reports its edits here (an `update` callback),
-and addon/handlers.py reports transform and geometry edits from the depsgraph.
-Kept outside bpy data: it is bookkeeping of this Blender session only.
+and app/handlers.py reports transform and geometry edits from the depsgraph.
+Each consumer (the scan's cache, a running simulation) holds its own `Cursor`
+and reads what changed since its last read: no consumer takes edits away from
+another, so the order they look in does not matter. Kept outside bpy data: it
+is bookkeeping of this Blender session only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 
-_touched: set[int] = set()  # as_pointer() of IDs whose MuJoCo properties changed
-_moved: set[int] = set()  # IDs the depsgraph says moved or changed shape (maybe only
-                          # because a parent moved: the scan checks their own transform)
+
+class Cursor:
+    """One consumer's unread edits: `touched` (as_pointer() of IDs whose MuJoCo
+    properties changed) and `moved` (IDs the depsgraph says moved or changed shape,
+    maybe only because a parent moved: the reader checks their own transform)."""
+
+    def __init__(self):
+        self.touched: set[int] = set()
+        self.moved: set[int] = set()
+        _CURSORS.add(self)
+
+    def read(self) -> tuple[set[int], set[int]]:
+        """(touched, moved) since the last read; the cursor moves past them."""
+        out = (self.touched, self.moved)
+        self.touched, self.moved = set(), set()
+        return out
+
+
+_CURSORS: weakref.WeakSet[Cursor] = weakref.WeakSet()  # a consumer that is gone stops collecting
 
 
 def touch(id_block) -> None:
     if id_block is not None:
-        _touched.add(id_block.as_pointer())
+        pointer = id_block.as_pointer()
+        for cursor in _CURSORS:
+            cursor.touched.add(pointer)
 
 
 def moved(id_block) -> None:
     if id_block is not None:
-        _moved.add(id_block.as_pointer())
-
-
-def take() -> tuple[set[int], set[int]]:
-    """(edited, moved) IDs since the last call, and forget them."""
-    out = (set(_touched), set(_moved))
-    _touched.clear()
-    _moved.clear()
-    return out
-
-
-def give_back(touched: set[int], moved: set[int]) -> None:
-    """Undo a `take` (a look at the changes that decided to leave them for the scan)."""
-    _touched.update(touched)
-    _moved.update(moved)
+        pointer = id_block.as_pointer()
+        for cursor in _CURSORS:
+            cursor.moved.add(pointer)
 
 
 # Called as hook(group, attribute name) after every user edit of a MuJoCo property

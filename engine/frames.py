@@ -212,3 +212,15 @@ def _rotate(q, v) -> tuple:
     tx, ty, tz = 2 * (uy * vz - uz * vy), 2 * (uz * vx - ux * vz), 2 * (ux * vy - uy * vx)
     return (vx + w * tx + uy * tz - uz * ty, vy + w * ty + uz * tx - ux * tz,
             vz + w * tz + ux * ty - uy * tx)
+
+
+def quat_matrices(quat) -> np.ndarray:
+    """3x3 rotation matrices from (w, x, y, z) quaternions (any leading shape), normalised."""
+    q = np.asarray(quat, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)

@@ -20,6 +20,7 @@ import mujoco
 import numpy as np
 
 from .. import blender_compat as compat
+from ..engine import frames, skin
 
 
 GEOM = mujoco.mjtGeom
@@ -28,18 +29,6 @@ _SMOOTH_COS = 0.8
 
 
 # --------------------------------------------------------------------------- building blocks
-
-def _quat_to_mat(quat):
-    """3x3 rotation matrices from (w, x, y, z) quaternions (any leading shape), normalised."""
-    q = np.asarray(quat, dtype=np.float64)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
-
 
 def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=False):
     """A mesh from arrays.
@@ -353,7 +342,7 @@ def mesh_vertices_authored(model, mesh_id: int) -> np.ndarray:
     it is MuJoCo's reference frame: scale * R(refquat)^T (v_file - refpos).
     """
     adr, num = model.mesh_vertadr[mesh_id], model.mesh_vertnum[mesh_id]
-    rot = _quat_to_mat(model.mesh_quat[mesh_id])
+    rot = frames.quat_matrices(model.mesh_quat[mesh_id])
     return model.mesh_pos[mesh_id] + model.mesh_vert[adr:adr + num].astype(np.float64) @ rot.T
 
 
@@ -367,7 +356,7 @@ def mesh_asset(model, mesh_id: int, name: str) -> bpy.types.Mesh:
     the face normal where they differ by more than acos(0.8) on meshes without
     texcoords), so Blender shades like MuJoCo.
     """
-    rot = _quat_to_mat(model.mesh_quat[mesh_id])
+    rot = frames.quat_matrices(model.mesh_quat[mesh_id])
     verts = mesh_vertices_authored(model, mesh_id)
     fadr, fnum = model.mesh_faceadr[mesh_id], model.mesh_facenum[mesh_id]
     faces = model.mesh_face[fadr:fadr + fnum]
@@ -493,56 +482,16 @@ def flex_mesh(model, data, flex_id: int, name: str) -> bpy.types.Mesh:
     return mesh
 
 
-def skin_vertices(model, data, skin_id: int) -> np.ndarray:
-    """(N, 3) skin vertices: posed by the bones at `data`'s pose, or the bind pose if data is None.
-
-    Posed as MuJoCo's renderer does (mjv_updateSkin): each bone moves its
-    vertices by body pose * inverse(bind pose), blended by the bone weights,
-    then every vertex moves `skin_inflate` along its area-weighted normal.
-    """
-    vadr, vnum = model.skin_vertadr[skin_id], model.skin_vertnum[skin_id]
-    rest = model.skin_vert[vadr:vadr + vnum].astype(np.float64)
-    if data is None:
-        return rest
-    bones = slice(model.skin_boneadr[skin_id], model.skin_boneadr[skin_id] + model.skin_bonenum[skin_id])
-    body = model.skin_bonebodyid[bones]
-    bind_rot = _quat_to_mat(model.skin_bonebindquat[bones].astype(np.float64))
-    rot = data.xmat[body].reshape(-1, 3, 3) @ np.swapaxes(bind_rot, 1, 2)
-    shift = data.xpos[body] - np.einsum("bij,bj->bi", rot, model.skin_bonebindpos[bones])
-    posed = np.zeros_like(rest)
-    vert_ranges = zip(model.skin_bonevertadr[bones], model.skin_bonevertnum[bones], strict=True)
-    for b, (adr, num) in enumerate(vert_ranges):
-        vid = model.skin_bonevertid[adr:adr + num]
-        weight = model.skin_bonevertweight[adr:adr + num, None].astype(np.float64)
-        np.add.at(posed, vid, weight * (rest[vid] @ rot[b].T + shift[b]))
-    inflate = float(model.skin_inflate[skin_id])
-    if inflate:
-        faces = _skin_faces(model, skin_id)
-        tri = posed[faces]
-        face_normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])  # area weighted
-        normal = np.zeros_like(posed)
-        for k in range(3):
-            np.add.at(normal, faces[:, k], face_normal)
-        length = np.linalg.norm(normal, axis=1, keepdims=True)
-        posed += inflate * np.divide(normal, length, out=np.zeros_like(normal), where=length > 0)
-    return posed
-
-
-def _skin_faces(model, skin_id):
-    adr, num = model.skin_faceadr[skin_id], model.skin_facenum[skin_id]
-    return model.skin_face[adr:adr + num]
-
-
 def skin_mesh(model, data, skin_id: int, name: str) -> bpy.types.Mesh:
     """Skin `skin_id` in world coordinates (place the object at identity).
 
-    Vertices: `skin_vertices` (posed at `data`, e.g. after mj_kinematics at
+    Vertices: `engine.skin.skin_vertices` (posed at `data`, e.g. after mj_kinematics at
     qpos0; the raw bind pose when data is None). Faces skin_face less exact
     repeats (the rodent's skin repeats 2), smooth shaded; UVs from
     skin_texcoord (per vertex) when the skin has them.
     """
-    faces, = _valid_faces(_skin_faces(model, skin_id))
-    mesh = _new_mesh(name, skin_vertices(model, data, skin_id), faces, smooth=True)
+    faces, = _valid_faces(skin.skin_faces(model, skin_id))
+    mesh = _new_mesh(name, skin.skin_vertices(model, data, skin_id), faces, smooth=True)
     tadr = model.skin_texcoordadr[skin_id]
     if tadr >= 0:
         _set_uvs(mesh, model.skin_texcoord[tadr + faces.ravel()])
@@ -564,7 +513,7 @@ def sdf_or_plugin_mesh(model, geom_id: int, name: str):
 
 
 __all__ = ["PrimitiveCache", "mesh_asset", "mesh_vertices_authored", "hfield_mesh", "hfield_grid",
-           "flex_mesh", "skin_mesh", "skin_vertices", "sdf_or_plugin_mesh"]
+           "flex_mesh", "skin_mesh", "sdf_or_plugin_mesh"]
 
 
 def _coords_and_corners(mesh) -> tuple[np.ndarray, np.ndarray]:

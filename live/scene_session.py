@@ -25,9 +25,8 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io
-from ..engine import frames
+from ..engine import frames, skin
 from ..engine.session import Session
-from ..geometry import mujoco_meshes
 from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
 from ..scene.transforms import Transform, transform
@@ -55,6 +54,7 @@ class Live:
         self._scanners: list = []
         self._signature = None  # of several model roots' structure, at the last build
         self._next_structure_check = 0.0
+        self._edits = changes.Cursor()  # edits of the model since this simulation last looked
         self.compile()
 
     # ------------------------------------------------------------ compile
@@ -72,7 +72,6 @@ class Live:
                 spec, updated = scene_scan.cached_spec(roots[0], warnings)
                 return spec, updated, [scene_scan.scanner_of(roots[0])], roots, warnings
             # several models: attached into one spec, rebuilt on every change
-            changes.take()
             signature = tuple(scene_scan.structure_signature(r) for r in roots)
             if not edited and signature == self._signature:
                 return None, 0, self._scanners, roots, warnings
@@ -231,14 +230,13 @@ class Live:
     def check_edits(self, now: float | None = None) -> bool:
         """Recompile if an element was edited or moved (not by the simulation),
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
-        touched, moved = changes.take()
+        touched, moved = self._edits.read()
         edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
         due = now is None or now >= self._next_structure_check  # now None: check everything
         if not (edited or due):
             return False
         if due and now is not None:
             self._next_structure_check = now + STRUCTURE_CHECK_INTERVAL
-        changes.give_back(touched, moved)
         return self.compile(edited)
 
     def _moved_itself(self, pointer) -> bool:
@@ -326,7 +324,7 @@ class Live:
             adr, num = model.flex_vertadr[index], model.flex_vertnum[index]
             verts = np.array(data.flexvert_xpos[adr:adr + num])
         else:
-            verts = mujoco_meshes.skin_vertices(model, data, index)
+            verts = skin.skin_vertices(model, data, index)
         if len(verts) != len(obj.data.vertices):
             return  # the mesh was edited into another shape: leave it
         if world is not None:

@@ -118,6 +118,9 @@ _CACHE: dict[int, _Entry] = {}
 HELD: dict[int, Transform] = {}
 
 
+_EDITS = changes.Cursor()  # the edits the cached scans have not seen yet
+
+
 def clear_cache():
     """Forget every scan (after undo, redo or a file load, which may put back
     values and names without reporting them)."""
@@ -134,7 +137,7 @@ def cached_spec(root, warnings: list[str] | None = None):
         bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
     except (AttributeError, RuntimeError):  # no context: property edits are still tracked
         pass
-    touched, moved = changes.take()
+    touched, moved = _EDITS.read()
     for entry in _CACHE.values():
         entry.pending |= touched
         entry.moved |= moved

@@ -9,6 +9,7 @@ from gpu_extras.batch import batch_for_shader
 
 from mathutils import Matrix, Quaternion, Vector
 
+from ..engine import inertia
 from ..live import scene_session
 from ..scan import scene_scan
 from ..authoring import validation
@@ -59,11 +60,9 @@ def inertia_boxes(scene):
         else:
             continue
         for (kind, body), obj in bodies.items():
-            mass = float(model.body_mass[body]) if kind == "body" else 0.0
-            if mass <= 0 or scene_scan.model_of(obj) is not root:
+            half = inertia.equivalent_box(model, body) if kind == "body" else None
+            if half is None or scene_scan.model_of(obj) is not root:
                 continue
-            ix, iy, iz = model.body_inertia[body]
-            half = [max(0.0, 1.5 / mass * v) ** 0.5 for v in (iy + iz - ix, ix + iz - iy, ix + iy - iz)]
             frame = obj.matrix_world @ Matrix.LocRotScale(Vector(model.body_ipos[body]),
                                                          Quaternion(model.body_iquat[body]), None)
             corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
