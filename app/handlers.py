@@ -6,7 +6,6 @@ from bpy.app.handlers import persistent
 from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
 from ..live import scene_session
-from ..scan import scene_scan
 from ..authoring import validation
 
 
@@ -42,10 +41,11 @@ def end_simulations(*_args):
 
 
 @persistent
-def forget_scans(*_args):
+def forget_scene_sessions(*_args):
     """Undo, redo and file load put back values without the edits reporting them:
-    the next scan starts anew."""
-    scene_scan.clear_cache()
+    every scene session (scans, held poses, validation) is dropped as one, and the
+    next scan starts anew."""
+    scene_session.drop_all(restore=False)
 
 
 @persistent
@@ -89,9 +89,9 @@ HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
             (bpy.app.handlers.undo_pre, end_simulations),
             (bpy.app.handlers.redo_pre, end_simulations),
             (bpy.app.handlers.load_post, migrate_stored_data),
-            (bpy.app.handlers.load_post, forget_scans),
-            (bpy.app.handlers.undo_post, forget_scans),
-            (bpy.app.handlers.redo_post, forget_scans),
+            (bpy.app.handlers.load_post, forget_scene_sessions),
+            (bpy.app.handlers.undo_post, forget_scene_sessions),
+            (bpy.app.handlers.redo_post, forget_scene_sessions),
             (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 

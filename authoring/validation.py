@@ -28,16 +28,17 @@ class Result:
     models: dict = field(default_factory=dict)  # root name -> compiled MjModel
 
 
-_results: dict[int, Result] = {}
-
-
 def result(scene) -> Result | None:
-    return _results.get(scene.as_pointer())
+    """The last check of `scene` (kept by its scene session, dropped with it)."""
+    owner = scene_session.peek(scene)
+    return owner.validation if owner is not None else None
 
 
 def validate(scene) -> Result:
     """Scan and compile every model root of `scene`; the first problem found."""
     models = {}
+    owner = scene_session.of(scene)
+    scans = owner.scans
     roots = scene_scan.model_roots(scene)
     if not roots:
         outcome = Result(False, "No MuJoCo model in the scene")
@@ -45,14 +46,14 @@ def validate(scene) -> Result:
         outcome = None
         for root in roots:
             try:
-                spec, _updated = scene_scan.cached_spec(root)
-                models[root.name] = compile_spec.check(spec, scanners=[scene_scan.scanner_of(root)])
+                spec, _updated = scans.spec(root)
+                models[root.name] = compile_spec.check(spec, scanners=[scans.scanner_of(root)])
             except (scene_scan.ScanError, compile_spec.CompileError) as error:
                 outcome = Result(False, f"{root.name}: {error}", [o.name for o in error.objects])
                 break
         outcome = outcome or Result(True, "Compiles")
     outcome.models = models
-    _results[scene.as_pointer()] = outcome
+    owner.validation = outcome
     return outcome
 
 
@@ -103,4 +104,3 @@ def unregister():
     if bpy.app.timers.is_registered(_run):
         bpy.app.timers.unregister(_run)
     _due = None
-    _results.clear()

@@ -6,7 +6,7 @@ model's ratio is the median of the rounds' ratios).
     .venv/bin/python bench/scan_bench.py [--repeat N] [model ...]
 
 Targets (issue 4): median ratio <= 1.5; a rescan of an unchanged scene under
-5% of a full scan (`scene_scan.cached_spec` after a first scan).
+5% of a full scan (`ScanCache.spec` after a first scan).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def main():
     import addon_utils
     import mujoco
     addon_utils.enable("mjblend", default_set=True)
+    from mjblend.live import scene_session
     from mjblend.scan import scene_scan
     from mjblend.importer import build
 
@@ -75,9 +76,10 @@ def main():
             print(f"{model:58s}   scan failed: {str(error).splitlines()[0][:40]}")
             continue
         ratios.append(paired_ratio(ours, theirs))
-        scene_scan.clear_cache()
-        scene_scan.cached_spec(root)
-        (rescan,) = round_times((lambda r=root: scene_scan.cached_spec(r),), args.repeat)
+        scene_session.drop_all()
+        scans = scene_session.of(bpy.context.scene).scans
+        scans.spec(root)
+        (rescan,) = round_times((lambda r=root, s=scans: s.spec(r),), args.repeat)
         rescans.append(statistics.median(rescan) / statistics.median(full))
         print(f"{model:58s} {statistics.median(theirs) * 1e3:7.1f}ms "
               f"{statistics.median(ours) * 1e3:10.1f}ms {ratios[-1]:6.2f} {rescans[-1] * 100:9.1f}%")

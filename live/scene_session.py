@@ -1,8 +1,11 @@
-"""The live simulation of a scene: scan -> compile -> bind -> step -> sync.
+"""Everything unsaved about a scene, and its live simulation: scan -> compile -> bind -> step -> sync.
 
-One `Live` per scene, created on demand, kept in a module dict (never in bpy
-data) and dropped on file load, undo, scene deletion and add-on disable. The
-stepping itself is `engine.session.Session`; this module is the Blender side:
+One `SceneSession` per scene, created on demand and kept outside bpy data,
+owns what MJBlend knows about the scene and does not save: the scan cache, the
+authored poses held while a simulation moves objects, the last validation, and
+the simulation (`LiveSimulation`). It is dropped as one on file load, undo, redo, scene
+deletion and add-on disable. The stepping itself is `engine.session.Session`;
+`LiveSimulation` is the Blender side:
 
 - bind: after each compile, every element's MuJoCo id by its object (the
   scanner's `MjsElement`s, read through `.id`, never looked up by name);
@@ -10,8 +13,9 @@ stepping itself is `engine.session.Session`; this module is the Blender side:
   bodies, computed for all bodies in one numpy pass by engine/frames.py),
   flex and skin vertices to their meshes; mocap bodies read *from* their
   objects, so they can be dragged while the simulation runs;
-- hold: the authored transform of every object the simulation moves is kept
-  (and handed to the scan through `scene_scan.HELD`); stop puts it back exactly;
+- hold: the authored transform of every object the simulation moves is kept in
+  the scene session's `held` table, which the scan reads (never a simulated
+  pose as an authored one); stop puts it back exactly;
 - edits: a property edit or a moved element recompiles, carrying the state
   over (Session.replace); a failed recompile keeps the last good model.
 """
@@ -29,7 +33,7 @@ from ..engine import frames, skin
 from ..engine.session import Session
 from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
-from ..scene.transforms import Transform, transform
+from ..scene.transforms import HeldPose, Transform, transform
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -39,16 +43,17 @@ class SimulationError(MJBlendError):
     """The scene cannot simulate."""
 
 
-class Live:
+class LiveSimulation:
     """The simulation of one scene and its binding to the scene's objects."""
 
-    def __init__(self, scene):
-        self.scene = scene
+    def __init__(self, owner: SceneSession):
+        self.owner = owner
+        self.scene = owner.scene
         self.session: Session | None = None
         self.error = ""  # the last failed recompile, shown in the panels
         self.error_objects: list[str] = []
         self.warnings: list[str] = []  # scan warnings of the last compile
-        self.held: dict[int, tuple] = {}  # as_pointer() -> (object, authored transform)
+        self.held = owner.held  # as_pointer() -> HeldPose (the scene session's table)
         self.held_vertices: dict[int, tuple] = {}  # as_pointer() -> (object, authored coords)
         self.modal_running = False
         self._scanners: list = []
@@ -60,7 +65,7 @@ class Live:
     # ------------------------------------------------------------ compile
 
     def _build(self, edited: bool):
-        """(spec, updated, scanners, roots, warnings); updated as `scene_scan.cached_spec`
+        """(spec, updated, scanners, roots, warnings); updated as `ScanCache.spec`
         says: 0 when nothing changed."""
         roots = scene_scan.model_roots(self.scene)
         if not roots:
@@ -69,14 +74,14 @@ class Live:
         warnings: list[str] = []
         try:
             if len(roots) == 1:
-                spec, updated = scene_scan.cached_spec(roots[0], warnings)
-                return spec, updated, [scene_scan.scanner_of(roots[0])], roots, warnings
+                spec, updated = self.owner.scans.spec(roots[0], warnings)
+                return spec, updated, [self.owner.scans.scanner_of(roots[0])], roots, warnings
             # several models: attached into one spec, rebuilt on every change
             signature = tuple(scene_scan.structure_signature(r) for r in roots)
             if not edited and signature == self._signature:
                 return None, 0, self._scanners, roots, warnings
             scanners = []
-            spec = compile_spec.build_spec(roots, warnings, scanners=scanners)
+            spec = compile_spec.build_spec(roots, warnings, scanners=scanners, held=self.held)
             self._signature = signature
             return spec, None, scanners, roots, warnings
         except (scene_scan.ScanError, compile_spec.CompileError) as error:
@@ -194,9 +199,7 @@ class Live:
                 self._restore_one(pointer)
         for pointer, obj in moving.items():
             if pointer not in self.held:
-                snapshot = transform(obj)
-                self.held[pointer] = (obj, snapshot)
-                scene_scan.HELD[pointer] = snapshot
+                self.held[pointer] = HeldPose(obj, transform(obj))
         for obj, _kind, _i, _w in self.deformed:
             pointer = obj.data.as_pointer()
             if pointer not in self.held_vertices:
@@ -246,7 +249,7 @@ class Live:
             entry = scanner.elements.get(pointer)
             if entry is not None:
                 block, kind, _element = entry
-                return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind)
+                return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind, self.held)
         return False
 
     # --------------------------------------------------------------- sync
@@ -299,8 +302,7 @@ class Live:
             new_rotation = turn @ Quaternion(snapshot.rotation_quaternion)
             snapshot = snapshot._replace(location=tuple(new_location),
                                          rotation_quaternion=tuple(new_rotation.normalized()))
-            self.held[obj.as_pointer()] = (held_obj, snapshot)
-            scene_scan.HELD[obj.as_pointer()] = snapshot
+            self.held[obj.as_pointer()] = HeldPose(held_obj, snapshot)
             changes.touch(obj)
         return moved
 
@@ -405,7 +407,6 @@ class Live:
 
     def _restore_one(self, pointer) -> None:
         obj, snapshot = self.held.pop(pointer)
-        scene_scan.HELD.pop(pointer, None)
         try:
             put_transform(obj, snapshot)
         except ReferenceError:  # deleted during the simulation
@@ -455,66 +456,104 @@ def _is_identity(matrix, tolerance=1e-9) -> bool:
 
 # ------------------------------------------------------------ registry
 
-_LIVE: dict[int, Live] = {}
+
+class SceneSession:
+    """Everything unsaved MJBlend knows about one scene (never in bpy data)."""
+
+    def __init__(self, scene):
+        self.scene = scene
+        self.held: dict[int, HeldPose] = {}  # objects a simulation moves -> authored pose
+        self.scans = scene_scan.ScanCache(self.held)  # the scan reads the held poses
+        self.validation = None  # authoring.validation.Result of the last check
+        self.simulation: LiveSimulation | None = None
 
 
-def get(scene) -> Live | None:
-    live = _LIVE.get(scene.as_pointer())
-    if live is not None and live.scene != scene:  # a new scene at a reused address
-        drop(live, restore=False)
+_SESSIONS: dict[int, SceneSession] = {}
+
+
+def peek(scene) -> SceneSession | None:
+    """The scene's session if it has one (None for a new scene at a reused address)."""
+    owner = _SESSIONS.get(scene.as_pointer())
+    if owner is not None and owner.scene != scene:  # the old scene is gone
+        _drop_session(owner, restore=False)
         return None
-    return live
+    return owner
 
 
-def running(scene) -> Live | None:
+def of(scene) -> SceneSession:
+    """The scene's session, made on first use."""
+    owner = peek(scene)
+    if owner is None:
+        owner = _SESSIONS[scene.as_pointer()] = SceneSession(scene)
+    return owner
+
+
+def get(scene) -> LiveSimulation | None:
+    """The scene's simulation, or None."""
+    owner = peek(scene)
+    return owner.simulation if owner is not None else None
+
+
+def running(scene) -> LiveSimulation | None:
     """The scene's simulation if one is running (has a session), else None."""
     live = get(scene)
     return live if live is not None and live.session is not None else None
 
 
-def is_current(running: Live) -> bool:
+def is_current(running: LiveSimulation) -> bool:
     """Is `running` still its scene's simulation? (False once stopped, replaced, or
     its scene deleted: then it is dropped.)"""
     try:
         return running.session is not None and get(running.scene) is running
-    except ReferenceError:  # the scene was deleted
-        drop(running, restore=True)
+    except ReferenceError:  # the scene was deleted: its whole session goes
+        _drop_session(running.owner, restore=True)
         return False
 
 
-def ensure(scene) -> Live:
+def ensure(scene) -> LiveSimulation:
     """The scene's simulation, compiled now if there is none."""
-    live = get(scene)
-    if live is None:
-        live = Live(scene)
-        _LIVE[scene.as_pointer()] = live
-    return live
+    owner = of(scene)
+    if owner.simulation is None:
+        owner.simulation = LiveSimulation(owner)
+    return owner.simulation
 
 
-def drop(live: Live, restore: bool = True) -> None:
-    """End a simulation; with `restore`, objects go back to their authored poses."""
+def drop(live: LiveSimulation, restore: bool = True) -> None:
+    """End a simulation; with `restore`, objects go back to their authored poses.
+    (The scene session stays: its scans and validation are still good.)"""
     if restore:
         try:
             live.restore()
         except ReferenceError:
             pass
-    for pointer in live.held:
-        scene_scan.HELD.pop(pointer, None)
     live.held.clear()
     live.session = None
-    for key, value in list(_LIVE.items()):
-        if value is live:
-            del _LIVE[key]
+    if live.owner.simulation is live:
+        live.owner.simulation = None
+
+
+def _drop_session(owner: SceneSession, restore: bool) -> None:
+    if owner.simulation is not None:
+        drop(owner.simulation, restore)
+    owner.held.clear()
+    for key, value in list(_SESSIONS.items()):
+        if value is owner:
+            del _SESSIONS[key]
 
 
 def drop_all(restore: bool = True) -> None:
-    for live in list(_LIVE.values()):
-        drop(live, restore)
-    scene_scan.HELD.clear()
+    """Forget every scene session as one: simulations ended (with `restore`, authored
+    poses back), scans, held poses and validations gone (file load, undo, redo, disable)."""
+    for owner in list(_SESSIONS.values()):
+        _drop_session(owner, restore)
 
 
-def all_live() -> list[Live]:
-    return list(_LIVE.values())
+def all_sessions() -> list[SceneSession]:
+    return list(_SESSIONS.values())
+
+
+def all_live() -> list[LiveSimulation]:
+    return [owner.simulation for owner in _SESSIONS.values() if owner.simulation is not None]
 
 
 def now() -> float:

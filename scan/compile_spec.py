@@ -18,19 +18,20 @@ class CompileError(MJBlendError):
 
 
 def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None,
-               blender_textures: dict | None = None, scanners: list | None = None):
+               blender_textures: dict | None = None, scanners: list | None = None, held: dict | None = None):
     """One spec for the given model roots: the first as is, others attached with a prefix.
     `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender;
     `blender_textures`, if given, {(prefixed) texture name: Image} of the textures
     painted or made in Blender (scene_scan.scan_model); `scanners` the Scanner of each root
-    (their elements keep their ids after attach)."""
+    (their elements keep their ids after attach); `held` the authored poses of the
+    objects a running simulation moves (see scene_scan.ScanCache)."""
     blender_meshes = blender_meshes if blender_meshes is not None else []
     if not roots:
         raise CompileError("nothing to export: no MuJoCo model root (import a model or add one)")
     specs = []
     for root in roots:
         try:
-            scanner = scene_scan.Scanner(root, warnings, textures=blender_textures is not None)
+            scanner = scene_scan.Scanner(root, warnings, textures=blender_textures is not None, held=held)
         except scene_scan.ScanError as error:
             raise CompileError(f"{root.name}: {error}", error.objects or [root]) from None
         specs.append((root, scanner.spec, scanner.blender_meshes, scanner.blender_textures))

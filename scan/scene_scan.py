@@ -25,7 +25,7 @@ from ..engine import frames
 from ..geometry import mujoco_meshes, materials
 from ..scene.errors import MJBlendError
 from ..scene.names import first_free, numbered
-from ..scene.transforms import IDENTITY, Transform, placement
+from ..scene.transforms import IDENTITY, placement
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -56,14 +56,14 @@ def model_of(obj):
 
 def scan_model(root, warnings: list[str] | None = None,
                blender_meshes: list[str] | None = None,
-               blender_textures: dict | None = None) -> mujoco.MjSpec:
+               blender_textures: dict | None = None, held: dict | None = None) -> mujoco.MjSpec:
     """The spec of one model root. `blender_meshes` collects the names of the meshes
     that go in as Blender geometry (made or edited in Blender): the export writes
     those to files. Given `blender_textures`, the textures whose images were painted
     or made in Blender are looked for (reading every texture's pixels: the export
     does, a scan for simulation does not) and collected as {texture name: Image}."""
     scanner = Scanner(root, warnings if warnings is not None else [],
-                      textures=blender_textures is not None)
+                      textures=blender_textures is not None, held=held)
     if blender_meshes is not None:
         blender_meshes.extend(scanner.blender_meshes)
     if blender_textures is not None:
@@ -110,55 +110,51 @@ def _identity(obj) -> tuple:
     return holder.kind, holder.name, holder.classname, obj.get(ORDER, -1)
 
 
-_CACHE: dict[int, _Entry] = {}
+class ScanCache:
+    """The cached scans of one scene's model roots: a root is scanned again only where
+    something changed. Owned by the scene's live.SceneSession (dropped with it on file
+    load, undo, redo and add-on disable, which may put back values unreported).
 
-# Objects a live simulation moves: as_pointer() -> their authored transform, as
-# `_snapshot` gives it. The scan reads poses from here, not from the object, so
-# an edit during simulation never takes a simulated pose for an authored one.
-HELD: dict[int, Transform] = {}
+    `held`: as_pointer() -> HeldPose of the objects a running simulation moves (the
+    session's table, shared): the scan reads their authored transforms from it, not
+    the objects' simulated poses, so an edit during a simulation never takes a
+    simulated pose for an authored one."""
 
+    def __init__(self, held: dict | None = None):
+        self.held = held if held is not None else {}
+        self.entries: dict[int, _Entry] = {}
+        self._edits = changes.Cursor()  # the edits the cached scans have not seen yet
 
-_EDITS = changes.Cursor()  # the edits the cached scans have not seen yet
+    def spec(self, root, warnings: list[str] | None = None):
+        """The spec of `root`: (spec, updated). updated is None after a full scan
+        (first time, or objects added, removed, reparented, renamed or re-classed),
+        else the number of elements updated in place (0: nothing changed, the spec
+        is reused)."""
+        try:
+            bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
+        except (AttributeError, RuntimeError):  # no context: property edits are still tracked
+            pass
+        touched, moved = self._edits.read()
+        for entry in self.entries.values():
+            entry.pending |= touched
+            entry.moved |= moved
+        key = root.as_pointer()
+        objects = root.children_recursive
+        entry = self.entries.get(key)
+        updated = None
+        if entry is not None and key not in entry.pending and entry.same_structure(root, objects):
+            updated = entry.scanner.refresh(entry.pending, entry.moved)  # None: it cannot
+            entry.pending.clear()
+            entry.moved.clear()
+        if updated is None:
+            scanner = Scanner(root, warnings if warnings is not None else [], held=self.held)
+            entry = self.entries[key] = _Entry(scanner, root, objects)
+        return entry.spec, updated
 
-
-def clear_cache():
-    """Forget every scan (after undo, redo or a file load, which may put back
-    values and names without reporting them)."""
-    _CACHE.clear()
-
-
-def cached_spec(root, warnings: list[str] | None = None):
-    """The spec of `root`, scanned again only where something changed.
-
-    Returns (spec, updated): updated is None after a full scan (first time, or
-    objects added, removed, reparented, renamed or re-classed), else the number
-    of elements updated in place (0: nothing changed, the spec is reused)."""
-    try:
-        bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
-    except (AttributeError, RuntimeError):  # no context: property edits are still tracked
-        pass
-    touched, moved = _EDITS.read()
-    for entry in _CACHE.values():
-        entry.pending |= touched
-        entry.moved |= moved
-    key = root.as_pointer()
-    objects = root.children_recursive
-    entry = _CACHE.get(key)
-    updated = None
-    if entry is not None and key not in entry.pending and entry.same_structure(root, objects):
-        updated = entry.scanner.refresh(entry.pending, entry.moved)  # None: it cannot
-        entry.pending.clear()
-        entry.moved.clear()
-    if updated is None:
-        entry = _CACHE[key] = _Entry(Scanner(root, warnings if warnings is not None else []),
-                                     root, objects)
-    return entry.spec, updated
-
-
-def scanner_of(root):
-    """The Scanner behind `cached_spec(root)`'s spec (its `elements` bind objects to ids)."""
-    entry = _CACHE.get(root.as_pointer())
-    return entry.scanner if entry else None
+    def scanner_of(self, root):
+        """The Scanner behind `spec(root)` (its `elements` bind objects to ids), or None."""
+        entry = self.entries.get(root.as_pointer())
+        return entry.scanner if entry else None
 
 
 def structure_signature(root) -> int:
@@ -174,8 +170,9 @@ def _order(obj):
 
 
 class Scanner:
-    def __init__(self, root, warnings, textures=False):
+    def __init__(self, root, warnings, textures=False, held=None):
         self.root, self.warnings = root, warnings
+        self.held = held if held is not None else {}  # see ScanCache
         self.check_textures = textures  # look for painted textures (see scan_model)
         self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
@@ -427,8 +424,8 @@ class Scanner:
         self._copy(group, element, kind, obj, pointer)
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
-        held = HELD.get(pointer)
-        snapshot = placement(obj) if held is None else held.placement()
+        held = self.held.get(pointer)
+        snapshot = placement(obj) if held is None else held.transform.placement()
         self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind),
                    in_element and snapshot.parent_inverse == IDENTITY)
         self.elements[pointer] = (obj, kind, element)
@@ -499,9 +496,9 @@ class Scanner:
         while parent is not None and parent.mujoco.kind == "NONE":
             parent = parent.parent
         world = obj.matrix_world
-        held = HELD.get(obj.as_pointer())
+        held = self.held.get(obj.as_pointer())
         if held is not None:  # the authored pose of an object the simulation moves
-            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ held.basis()
+            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ held.transform.basis()
         local = world if parent is None else parent.matrix_world.inverted() @ world
         loc, rot, _scale = local.decompose()
         return np.array(loc, dtype=float), np.array(rot, dtype=float)
@@ -518,7 +515,7 @@ class Scanner:
             if entry is None:
                 continue  # not part of this model
             block, kind, element = entry
-            snapshot = _snapshot(block, kind)
+            snapshot = _snapshot(block, kind, self.held)
             if pointer not in touched and self.snapshots.get(pointer) == snapshot:
                 continue  # reported only because something above it moved
             if kind == "tendon":
@@ -662,14 +659,14 @@ PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
                          if any(a.name == "plugin.active" for a in kind.attrs))
 
 
-def _snapshot(block, kind):
+def _snapshot(block, kind, held):
     """What a depsgraph update may have changed: an object's own transform (as
-    a `Placement`), a mesh's geometry (its signature is computed only when it is
-    reported)."""
+    a `Placement`, the held authored one while a simulation moves it), a mesh's
+    geometry (its signature is computed only when it is reported)."""
     if kind == "mesh":
         return mujoco_meshes.mesh_signature(block)
-    held = HELD.get(block.as_pointer())
-    return placement(block) if held is None else held.placement()
+    pose = held.get(block.as_pointer())
+    return placement(block) if pose is None else pose.transform.placement()
 
 
 def _wrap_attr(name):

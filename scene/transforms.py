@@ -50,6 +50,12 @@ class Transform(NamedTuple):
         return Matrix.LocRotScale(Vector(self.location), rotation, Vector(self.scale))
 
 
+class HeldPose(NamedTuple):
+    """An object a running simulation moves, and its authored transform (put back on stop)."""
+    obj: object
+    transform: Transform
+
+
 def transform(obj) -> Transform:
     """An object's own transform, every part of it (slices read each vector once)."""
     return Transform(obj.location[:], obj.rotation_quaternion[:], obj.rotation_euler[:], obj.rotation_mode,

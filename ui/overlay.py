@@ -50,12 +50,13 @@ def inertia_boxes(scene):
     lines, centres = [], []
     running = scene_session.get(scene)
     outcome = validation.result(scene)
+    scans = scene_session.of(scene).scans
     for root in scene_scan.model_roots(scene):
         if running is not None and running.session is not None:
             model, bodies = running.session.model, running.by_id
-        elif outcome is not None and root.name in outcome.models and scene_scan.scanner_of(root):
+        elif outcome is not None and root.name in outcome.models and scans.scanner_of(root):
             model = outcome.models[root.name]
-            elements = scene_scan.scanner_of(root).elements.values()
+            elements = scans.scanner_of(root).elements.values()
             bodies = {("body", e.id): o for o, k, e in elements if k == "body"}
         else:
             continue

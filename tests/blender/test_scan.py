@@ -8,12 +8,18 @@ import numpy as np
 import pytest
 from helpers import CORPUS, corpus_params, needs_corpus
 
+from mjblend.live import scene_session
 from mjblend.scan import scene_scan
 from mjblend.components import values
 from mjblend.importer import build
 
 # mjModel fields that record names or file paths (or their sizes), not the model
 NAME_FIELDS = ("names", "paths", "name_", "path", "npaths", "nnames", "nbuffer")
+
+
+def cached_spec(root):
+    """The scene session's cached scan of `root` (what a simulation and validation use)."""
+    return scene_session.of(bpy.context.scene).scans.spec(root)
 
 
 def model_differences(ours, theirs):
@@ -63,17 +69,17 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
 def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
                                bpy.context.scene)
-    scene_scan.clear_cache()
-    spec, updated = scene_scan.cached_spec(result.root)
+    scene_session.drop_all()
+    spec, updated = cached_spec(result.root)
     assert updated is None  # the first scan is a full one
-    again, updated = scene_scan.cached_spec(result.root)
+    again, updated = cached_spec(result.root)
     assert again is spec and updated == 0
 
     geom = result.by_id[("geom", 2)]
     geom.mujoco.geom.size[0] = 0.07  # a panel edit
     body = result.by_id[("body", 2)]
     body.location.z += 0.125  # a move in the viewport
-    again, updated = scene_scan.cached_spec(result.root)
+    again, updated = cached_spec(result.root)
     assert again is spec and updated == 2
     incremental = spec.compile()
     full = scene_scan.scan_model(result.root).compile()
@@ -81,12 +87,12 @@ def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     assert incremental.geom_size[2][0] == 0.07
 
     bpy.data.objects.new("new site", None)  # not in the model: nothing to redo
-    assert scene_scan.cached_spec(result.root)[1] == 0
+    assert cached_spec(result.root)[1] == 0
     extra = bpy.data.objects.new("extra", None)
     bpy.context.scene.collection.objects.link(extra)
     extra.parent = body
     extra.mujoco.kind = "SITE"
-    _spec, updated = scene_scan.cached_spec(result.root)
+    _spec, updated = cached_spec(result.root)
     assert updated is None  # structure changed: a full scan
 
 
@@ -199,14 +205,14 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     path = tmp_path / "two.xml"
     path.write_text(TWO_BODIES, encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scene_scan.clear_cache()
-    scene_scan.cached_spec(result.root)
+    scene_session.drop_all()
+    cached_spec(result.root)
     body_a, geom_b = result.by_id[("body", 1)], result.by_id[("geom", 1)]
 
     def full_scan():
-        spec, updated = scene_scan.cached_spec(result.root)
+        spec, updated = cached_spec(result.root)
         assert updated is None
-        assert scene_scan.cached_spec(result.root) == (spec, 0)  # and then nothing to do
+        assert cached_spec(result.root) == (spec, 0)  # and then nothing to do
         return spec.compile()
 
     geom_b.mujoco.name = "renamed"
@@ -219,15 +225,15 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     bpy.data.objects.remove(result.by_id[("site", 0)])
     assert full_scan().nsite == 0
 
-    before = scene_scan.cached_spec(result.root)[0].compile().body_mass[1]  # two spheres
+    before = cached_spec(result.root)[0].compile().body_mass[1]  # two spheres
     bpy.ops.ed.undo_push(message="before the edit")
     geom_b.mujoco.geom.mass = 5.0
     bpy.ops.ed.undo_push(message="the edit")
-    spec, updated = scene_scan.cached_spec(result.root)
+    spec, updated = cached_spec(result.root)
     assert updated == 1 and spec.compile().body_mass[1] == pytest.approx(before / 2 + 5)
     bpy.ops.ed.undo()
-    assert scene_scan._CACHE == {}  # forgotten (this bpy moves the objects too; Blender may not)
-    spec, updated = scene_scan.cached_spec(scene_scan.model_roots(bpy.context.scene)[0])
+    assert scene_session.peek(bpy.context.scene) is None  # forgotten with its scene session
+    spec, updated = cached_spec(scene_scan.model_roots(bpy.context.scene)[0])
     assert updated is None and spec.compile().body_mass[1] == before
 
 
@@ -239,12 +245,12 @@ def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_pa
                     '<body name="b" pos="1 0 0"><freejoint/><geom size=".1"/></body></worldbody></mujoco>',
                     encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scene_scan.clear_cache()
-    spec, _ = scene_scan.cached_spec(result.root)
+    scene_session.drop_all()
+    spec, _ = cached_spec(result.root)
     body = result.by_id[("body", 2)].mujoco.body
     assert "gravcomp" not in values.own(body)
     body.gravcomp = 0.75
-    again, updated = scene_scan.cached_spec(result.root)
+    again, updated = cached_spec(result.root)
     assert again is spec and updated == 1
     incremental = spec.compile()
     assert incremental.body_gravcomp[2] == 0.75

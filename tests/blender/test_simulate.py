@@ -13,8 +13,8 @@ from helpers import CORPUS, corpus_params, needs_corpus
 from mathutils import Vector
 
 from mjblend.app import handlers
+from mjblend.authoring import validation
 from mjblend.live import scene_session
-from mjblend.scan import scene_scan
 from mjblend.scene.transforms import transform
 from mjblend.importer import build
 
@@ -76,7 +76,7 @@ def test_stop_restores_every_transform_exactly_and_keys_nothing(desk):
     assert transforms() != before
     bpy.ops.mujoco.stop()
     assert transforms() == before
-    assert scene_session.get(bpy.context.scene) is None and not scene_scan.HELD
+    assert scene_session.get(bpy.context.scene) is None and not scene_session.of(bpy.context.scene).held
     assert all(o.animation_data is None for o in bpy.context.scene.objects)
 
 
@@ -174,7 +174,7 @@ def test_mocap_bodies_follow_their_objects(desk):
     data.mocap_pos[0] = np.array(hand.location, dtype=np.float32)
     mujoco.mj_step(model, data, nstep=500)
     assert np.array_equal(session.data.qpos, data.qpos)  # the dangler follows the hand
-    authored = scene_scan.HELD[hand.as_pointer()]
+    authored = scene_session.of(bpy.context.scene).held[hand.as_pointer()].transform
     bpy.ops.mujoco.stop()
     assert transform(hand) == authored  # dragging it was not an edit
 
@@ -246,12 +246,12 @@ def test_sessions_end_on_file_load_and_addon_disable(desk):
     assert scene_session.all_live() == [] and transforms() == before
     bpy.ops.mujoco.simulate(duration=0.5)
     bpy.ops.wm.read_homefile(use_empty=True)  # a real file load
-    assert scene_session.all_live() == [] and not scene_scan.HELD
+    assert scene_session.all_live() == [] and scene_session.all_sessions() == []  # dropped as one
     build.import_file(DESK, bpy.context.scene)
     bpy.ops.mujoco.simulate(duration=0.5)
     disable_addon()
     try:
-        assert not scene_scan.HELD  # (the module is still importable: its registry is empty)
+        assert scene_session.all_sessions() == []  # (the module is still importable: its registry is empty)
         assert scene_session.all_live() == []
     finally:
         enable_addon()
@@ -419,7 +419,7 @@ def test_moving_simulated_bodies_by_hand(desk):
     assert not session.data.qvel[:6].any()
     assert session.model.body_pos[session.model.body("arm").id][0] == pytest.approx(0.1, abs=1e-6)
     assert _joint_state(session, "swing") == swing
-    authored_box = scene_scan.HELD[box.as_pointer()]
+    authored_box = scene_session.of(bpy.context.scene).held[box.as_pointer()].transform
     bpy.ops.mujoco.stop()
     assert transform(box) == authored_box  # teleporting is not an edit of the model
     assert arm.location.x == pytest.approx(0.1)  # moving the pivot is
@@ -432,7 +432,7 @@ def test_deleting_the_scene_ends_its_simulation(clean_scene):
     running.simulate(0.2)
     bpy.data.scenes.remove(scene)
     assert not scene_session.is_current(running)
-    assert scene_session.all_live() == [] and not scene_scan.HELD
+    assert scene_session.all_live() == [] and scene_session.all_sessions() == []
 
 
 @pytest.mark.parametrize("path", corpus_params())
@@ -456,3 +456,21 @@ def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
                     np.abs(world[:3, :3] - data.xmat[body].reshape(3, 3)).max())
     assert worst < 1e-6, f"largest difference {worst:.2e} (relative to the body's distance)"
     scene_session.drop_all()
+
+
+def test_a_scene_session_owns_everything_unsaved_and_goes_as_one(desk):
+    """Scans, held authored poses, the last validation and the simulation belong to one
+    SceneSession; undo, file load and scene deletion drop all of it."""
+    scene = bpy.context.scene
+    validation.validate(scene)
+    bpy.ops.mujoco.simulate(duration=0.1)
+    owner = scene_session.peek(scene)
+    assert owner.scans.entries and owner.held and owner.validation.ok and owner.simulation is not None
+    box = element("body", "box")
+    assert owner.held[box.as_pointer()].obj == box
+    assert owner.scans.held is owner.held  # the scan reads the one table
+    bpy.ops.ed.undo_push(message="simulated")
+    handlers.end_simulations()
+    handlers.forget_scene_sessions()  # what undo_pre / undo_post run
+    assert scene_session.peek(scene) is None and validation.result(scene) is None
+    assert scene_session.all_sessions() == []
