@@ -24,7 +24,7 @@ import mujoco
 import numpy as np
 
 from ..geometry import materials
-from ..scan.compile_spec import check
+from ..scan.compile_spec import SceneSpec, check
 from ..scene.errors import MJBlendError
 
 ASSET_LISTS = ("meshes", "hfields", "textures", "skins")
@@ -245,10 +245,12 @@ def _file_stem(name: str, fallback: str) -> str:
     return re.sub(r'[\\/:*?"<>|\s]+', "_", name or "").strip("_") or fallback
 
 
-def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, scene_objects=(),
-          blender_meshes=(), blender_textures=None):
-    """Write `spec` to `filepath` (MJCF or zip); nothing is written unless all of it works.
-    A zip holds the MJCF and copies of all its asset files (MjSpec.from_zip reads it)."""
+def write(built: SceneSpec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False,
+          scene_objects=()):
+    """Write the scene's spec to `filepath` (MJCF or zip), with the meshes and textures
+    only Blender has as files; nothing is written unless all of it works. A zip holds
+    the MJCF and copies of all its asset files (MjSpec.from_zip reads it)."""
+    spec = built.spec
     folder = os.path.dirname(os.path.abspath(filepath))
     copy_assets = copy_assets or as_zip
     if not os.path.isdir(folder):
@@ -264,8 +266,8 @@ def write(spec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False, 
         stem = os.path.splitext(os.path.basename(filepath))[0]
         staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
         replaceable = set() if as_zip else referenced_files(filepath)
-        final = place_assets(spec, folder, staging, copy_assets, set(blender_meshes),
-                             blender_textures, replaceable, in_zip=as_zip)
+        final = place_assets(spec, folder, staging, copy_assets, built.blender_meshes,
+                             built.blender_textures, replaceable, in_zip=as_zip)
         spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
         spec.compiler.savecanonical = False
         try:

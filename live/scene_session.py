@@ -80,8 +80,8 @@ class LiveSimulation:
             signature = tuple(scene_scan.structure_signature(r) for r in roots)
             if not edited and signature == self._signature:
                 return None, 0, self._scanners, roots, warnings
-            scanners = []
-            spec = compile_spec.build_spec(roots, warnings, scanners=scanners, held=self.held)
+            built = compile_spec.build_spec(roots, warnings, held=self.held)
+            spec, scanners = built.spec, built.scanners
             self._signature = signature
             return spec, None, scanners, roots, warnings
         except (scene_scan.ScanError, compile_spec.CompileError) as error:

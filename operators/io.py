@@ -11,6 +11,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..scan import compile_spec, scene_scan
 from ..exporter import mjcf_writer
 from ..importer import build
+from ..live import scene_session
 from ..scene.errors import MJBlendError, select_culprits
 
 
@@ -101,13 +102,11 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         warnings: list[str] = []
         try:
-            made_in_blender: list[str] = []
-            painted: dict = {}  # textures painted or made in Blender: written as PNG
-            spec = compile_spec.build_spec(self.roots(context), warnings, made_in_blender, painted)
-            mjcf_writer.write(spec, self.filepath, copy_assets=self.copy_assets,
-                         as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
-                         scene_objects=context.scene.objects, blender_meshes=made_in_blender,
-                         blender_textures=painted)
+            built = compile_spec.build_spec(self.roots(context), warnings, find_painted_textures=True,
+                                            held=scene_session.of(context.scene).held)
+            mjcf_writer.write(built, self.filepath, copy_assets=self.copy_assets,
+                              as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
+                              scene_objects=context.scene.objects)
         except MJBlendError as error:  # the scan's, the compile's or the writer's
             select_culprits(context, error)
             self.report({"ERROR"}, str(error))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import mujoco
 
@@ -17,48 +18,53 @@ class CompileError(MJBlendError):
     """The scene cannot become a compiled model (nothing to compile, or MuJoCo refuses it)."""
 
 
-def build_spec(roots, warnings: list[str], blender_meshes: list[str] | None = None,
-               blender_textures: dict | None = None, scanners: list | None = None, held: dict | None = None):
-    """One spec for the given model roots: the first as is, others attached with a prefix.
-    `blender_meshes` collects the (prefixed) names of meshes made or edited in Blender;
-    `blender_textures`, if given, {(prefixed) texture name: Image} of the textures
-    painted or made in Blender (scene_scan.scan_model); `scanners` the Scanner of each root
-    (their elements keep their ids after attach); `held` the authored poses of the
-    objects a running simulation moves (see scene_scan.ScanCache)."""
-    blender_meshes = blender_meshes if blender_meshes is not None else []
+@dataclass
+class SceneSpec:
+    """The scene as one spec, and what only Blender has of it (the exporter writes those)."""
+
+    spec: mujoco.MjSpec
+    scanners: list  # each root's Scanner (their elements keep their ids after attach)
+    # (prefixed) names of meshes made or edited in Blender, of textures painted or made there (-> Image)
+    blender_meshes: set[str] = field(default_factory=set)
+    blender_textures: dict = field(default_factory=dict)
+
+
+def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
+               held: dict | None = None) -> SceneSpec:
+    """One spec for the given model roots: the first as is, others attached with a
+    prefix, each where its root stands. `find_painted_textures` reads every texture's
+    pixels to find those painted or made in Blender (the export does; a simulation
+    does not); `held` the authored poses of the objects a running simulation moves
+    (see scene_scan.ScanCache)."""
     if not roots:
         raise CompileError("nothing to export: no MuJoCo model root (import a model or add one)")
-    specs = []
+    scanners = []
     for root in roots:
         try:
-            scanner = scene_scan.Scanner(root, warnings, textures=blender_textures is not None, held=held)
+            scanners.append(scene_scan.Scanner(root, warnings, textures=find_painted_textures, held=held))
         except scene_scan.ScanError as error:
             raise CompileError(f"{root.name}: {error}", error.objects or [root]) from None
-        specs.append((root, scanner.spec, scanner.blender_meshes, scanner.blender_textures))
-        if scanners is not None:
-            scanners.append(scanner)
-    if len(specs) == 1:
-        blender_meshes.extend(specs[0][2])
-        if blender_textures is not None:
-            blender_textures.update(specs[0][3])
-        return specs[0][1]
+    if len(scanners) == 1:
+        (scanner,) = scanners
+        return SceneSpec(scanner.spec, scanners, set(scanner.blender_meshes), dict(scanner.blender_textures))
     main = mujoco.MjSpec()
     main.modelname = "scene"
     # the file has one <compiler>, <option>, ...: the first model's
     model = roots[0].mujoco.model
     for kind in MODEL_SETTINGS:
         spec_io.props_to_settings(getattr(model, kind), main, kind)
+    built = SceneSpec(main, scanners)
     used = set()
-    for root, spec, made, painted in specs:
+    for root, scanner in zip(roots, scanners, strict=True):
         prefix = _prefix(root.name, used)
-        blender_meshes.extend(prefix + name for name in made)
-        if blender_textures is not None:
-            blender_textures.update({prefix + name: image for name, image in painted.items()})
+        built.blender_meshes.update(prefix + name for name in scanner.blender_meshes)
+        built.blender_textures.update({prefix + name: image
+                                       for name, image in scanner.blender_textures.items()})
         # each model where its root stands in the scene, so copies can stand side by side
         loc, rot, _scale = root.matrix_world.decompose()
         frame = main.worldbody.add_frame(pos=list(loc), quat=list(rot))
-        main.attach(spec, prefix=prefix, frame=frame)
-    return main
+        main.attach(scanner.spec, prefix=prefix, frame=frame)
+    return built
 
 
 def _prefix(name, used):

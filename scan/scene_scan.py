@@ -54,21 +54,10 @@ def model_of(obj):
     return None
 
 
-def scan_model(root, warnings: list[str] | None = None,
-               blender_meshes: list[str] | None = None,
-               blender_textures: dict | None = None, held: dict | None = None) -> mujoco.MjSpec:
-    """The spec of one model root. `blender_meshes` collects the names of the meshes
-    that go in as Blender geometry (made or edited in Blender): the export writes
-    those to files. Given `blender_textures`, the textures whose images were painted
-    or made in Blender are looked for (reading every texture's pixels: the export
-    does, a scan for simulation does not) and collected as {texture name: Image}."""
-    scanner = Scanner(root, warnings if warnings is not None else [],
-                      textures=blender_textures is not None, held=held)
-    if blender_meshes is not None:
-        blender_meshes.extend(scanner.blender_meshes)
-    if blender_textures is not None:
-        blender_textures.update(scanner.blender_textures)
-    return scanner.spec
+def scan_model(root, warnings: list[str] | None = None, held: dict | None = None) -> mujoco.MjSpec:
+    """The spec of one model root, scanned afresh (`Scanner` for what only Blender has
+    of it: `blender_meshes`, `blender_textures`)."""
+    return Scanner(root, warnings if warnings is not None else [], held=held).spec
 
 
 # ------------------------------------------------------------------ cache
@@ -173,7 +162,8 @@ class Scanner:
     def __init__(self, root, warnings, textures=False, held=None):
         self.root, self.warnings = root, warnings
         self.held = held if held is not None else {}  # see ScanCache
-        self.check_textures = textures  # look for painted textures (see scan_model)
+        # look for textures painted or made in Blender (reads every texture's pixels)
+        self.check_textures = textures
         self.blender_textures: dict[str, bpy.types.Image] = {}
         self.model = root.mujoco.model
         self.model_degree = self.model.get(DEGREE)  # the angle unit most elements were written in

@@ -120,14 +120,12 @@ def _edit_by_bmesh(mesh):
 def test_a_mesh_edited_after_a_scan_goes_in_as_its_new_geometry(edit, clean_scene):
     result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
     mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
-    first: list[str] = []
-    scene_scan.scan_model(result.root, blender_meshes=first)
-    assert first == []  # untouched: every mesh refers to its file
+    assert scene_scan.Scanner(result.root, []).blender_meshes == []  # untouched: each mesh is its file
     edit(mesh)
     moved = np.array(mesh.vertices[0].co, dtype=float)
-    edited: list[str] = []
-    spec = scene_scan.scan_model(result.root, blender_meshes=edited)
-    assert edited == [mesh.mujoco.name]
+    scanner = scene_scan.Scanner(result.root, [])
+    spec = scanner.spec
+    assert scanner.blender_meshes == [mesh.mujoco.name]
     element = spec.mesh(mesh.mujoco.name)
     assert not element.file
     verts = np.reshape(element.uservert, (-1, 3))
@@ -142,13 +140,9 @@ def test_a_mesh_signature_saved_in_the_older_form_still_counts(clean_scene):
     result = build.import_file(os.path.join(CORPUS, "menagerie/robotiq_2f85/scene.xml"), clean_scene)
     mesh = next(b for (kind, _), b in result.by_id.items() if kind == "mesh")
     mesh.mujoco.mesh[SIGNATURE] = mujoco_meshes.mesh_signature(mesh, form="")  # blake2b, unmarked
-    untouched: list[str] = []
-    scene_scan.scan_model(result.root, blender_meshes=untouched)
-    assert untouched == []
+    assert scene_scan.Scanner(result.root, []).blender_meshes == []
     _edit_by_foreach(mesh)
-    edited: list[str] = []
-    scene_scan.scan_model(result.root, blender_meshes=edited)
-    assert edited == [mesh.mujoco.name]
+    assert scene_scan.Scanner(result.root, []).blender_meshes == [mesh.mujoco.name]
 
 
 def test_settings_the_file_sets_and_later_edits_reach_the_spec(clean_scene, tmp_path):
