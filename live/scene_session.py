@@ -33,7 +33,8 @@ from ..engine import frames, skin
 from ..engine.session import Session
 from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
-from ..scene.transforms import HeldPose, Transform, transform
+from ..scene.transforms import HeldPose, transform
+from ..sync import objects, vertices
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -262,14 +263,7 @@ class LiveSimulation:
                                               self.levels)
             pos, quat = pos[self.driven_ids], quat[self.driven_ids]
             self._written = (pos, quat)
-            rows = self.plain_rows
-            for obj, p, q in zip(self.plain_objects, pos[rows].tolist(), quat[rows].tolist(), strict=True):
-                obj.location = p
-                obj.rotation_quaternion = q
-            for obj, row, fix in self.fixed:
-                scale = Matrix.Diagonal(obj.scale.to_4d())
-                obj.matrix_basis = fix @ Matrix.LocRotScale(Vector(pos[row]), Quaternion(quat[row]),
-                                                            None) @ scale
+            objects.write_body_poses(self.plain_objects, self.fixed, pos, quat, self.plain_rows)
         for obj, kind, index, world in self.deformed:
             self._sync_vertices(obj, kind, index, world)
 
@@ -327,13 +321,7 @@ class LiveSimulation:
             verts = np.array(data.flexvert_xpos[adr:adr + num])
         else:
             verts = skin.skin_vertices(model, data, index)
-        if len(verts) != len(obj.data.vertices):
-            return  # the mesh was edited into another shape: leave it
-        if world is not None:
-            matrix = np.array(world)
-            verts = verts @ matrix[:3, :3].T + matrix[:3, 3]
-        obj.data.vertices.foreach_set("co", verts.astype(np.float32).ravel())
-        obj.data.update()
+        vertices.write_vertices(obj.data, verts, world)  # (an edited mesh of another shape is left)
 
     def _read_mocap(self) -> None:
         model, data, key = self.session.model, self.session.data, self.session.keyframe
@@ -408,7 +396,7 @@ class LiveSimulation:
     def _restore_one(self, pointer) -> None:
         obj, snapshot = self.held.pop(pointer)
         try:
-            put_transform(obj, snapshot)
+            objects.put_transform(obj, snapshot)
         except ReferenceError:  # deleted during the simulation
             pass
 
@@ -416,15 +404,6 @@ class LiveSimulation:
         """After a save: the simulated poses again (the file got the authored ones)."""
         self._hold()
         self.sync()
-
-
-def put_transform(obj, snapshot: Transform) -> None:
-    obj.rotation_mode = snapshot.rotation_mode
-    obj.location = snapshot.location
-    obj.rotation_quaternion = snapshot.rotation_quaternion
-    obj.rotation_euler = snapshot.rotation_euler
-    obj.rotation_axis_angle = snapshot.rotation_axis_angle
-    obj.scale = snapshot.scale
 
 
 def _chain_to(obj, parent_body):

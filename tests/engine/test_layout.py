@@ -20,7 +20,7 @@ BLENDER_MODULES = {"bpy", "bpy_extras", "mathutils", "gpu", "gpu_extras", "bmesh
                    "idprop", "blf", "aud", "freestyle", "bl_ui", "bl_operators"}
 # Bottom first: a stage may import the stages before it, never those after it.
 STAGES = ["blender_compat", "engine", "bridge", "batch", "components", "scene", "geometry", "importer",
-          "scan", "exporter", "live", "sync", "authoring", "ui", "operators", "app"]
+          "scan", "exporter", "sync", "live", "authoring", "ui", "operators", "app"]
 BLENDER_FREE = {"engine", "bridge", "batch"}
 ONLY_APP_IMPORTS = {"ui", "operators"}
 BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py"}
