@@ -28,7 +28,7 @@ def test_a_new_cursor_starts_empty_and_a_dropped_one_stops_collecting():
     changes.touch(Block(7))
     late = changes.Cursor()
     assert late.read() == (set(), set())
-    count = len(changes._CURSORS)
+    count = len(changes._MOVED)
     del late
     gc.collect()
-    assert len(changes._CURSORS) == count - 1
+    assert len(changes._MOVED) == count - 1 and len(changes._TOUCHED) == count - 1
