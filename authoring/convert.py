@@ -4,7 +4,6 @@ the primitive MuJoCo fits), fold an object scale into a geom's size."""
 
 from __future__ import annotations
 
-
 import bmesh
 import bpy
 import mujoco

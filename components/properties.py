@@ -47,7 +47,7 @@ def _edited(attr: Attr):
 
 def _class_changed(self, context) -> None:
     """An element's class changed: the next scan takes it, and the hooks show the
-    class's values (addon/classes.py)."""
+    class's values (authoring/default_classes.py)."""
     if changes.is_quiet():
         return
     changes.property_updated(self, context)

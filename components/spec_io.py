@@ -19,10 +19,10 @@ import mujoco
 import numpy as np
 
 from . import changes, values
+from .stored_keys import POSE  # noqa: F401  (spec_io.POSE)
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, SPATIAL_KINDS, VECTOR_TYPES, Attr, Kind,
                      enum_ident, enum_items, referenced_kind, selector_fields)
 
-from .stored_keys import POSE  # noqa: E402,F401  (spec_io.POSE)
 
 
 def _resolve(obj: Any, name: str) -> tuple[Any, str]:

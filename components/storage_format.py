@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .stored_keys import FORMAT, FORMAT_KEY
 
 # format n -> the step that turns a model root stored in format n into n + 1.
 # (None yet: format 1 is the first.)
-MIGRATIONS: dict[int, object] = {}
+MIGRATIONS: dict[int, Callable] = {}
 
 
 def format_of(root) -> int:
@@ -27,10 +29,8 @@ def migrate(roots) -> list[str]:
             problems.append(f"{root.name}: saved by a newer MJBlend (storage format {version}, this one "
                             f"reads up to {FORMAT}); update MJBlend before editing it")
             continue
-        if version == FORMAT:
-            continue
-        while version < FORMAT:
-            MIGRATIONS[version](root)
-            version += 1
-        stamp(root)
+        if version < FORMAT:
+            for step in range(version, FORMAT):
+                MIGRATIONS[step](root)
+            stamp(root)
     return problems

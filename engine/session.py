@@ -1,5 +1,5 @@
 """One live simulation: model, data, pacing by wall-clock time, state carried over
-across recompiles. No bpy: the Blender side (addon/live.py) owns a Session and
+across recompiles. No bpy: the Blender side (live/scene_session.py) owns a Session and
 tells it the time; tests drive it directly.
 
     session = Session(model, ids)        # ids: key -> (kind, MuJoCo id), kind in

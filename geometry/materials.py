@@ -519,7 +519,7 @@ class Looks:
         # what the export compares with to tell a painted texture (importer/build.py keeps it)
         self.signatures[tex_id] = pixel_signature(rgba, w, h)
         # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
-        # (addon/handlers.py), not on every import.
+        # (app/handlers.py), not on every import.
         image[PACK_ON_SAVE] = 1
         image.use_fake_user = True
         image[LOOK] = "texture"

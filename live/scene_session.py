@@ -34,7 +34,8 @@ from ..engine.session import Session
 from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
 from ..scene.transforms import HeldPose, transform
-from ..sync import objects, vertices
+from ..sync.objects import put_transform, write_body_poses
+from ..sync.vertices import write_vertices
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -263,7 +264,7 @@ class LiveSimulation:
                                               self.levels)
             pos, quat = pos[self.driven_ids], quat[self.driven_ids]
             self._written = (pos, quat)
-            objects.write_body_poses(self.plain_objects, self.fixed, pos, quat, self.plain_rows)
+            write_body_poses(self.plain_objects, self.fixed, pos, quat, self.plain_rows)
         for obj, kind, index, world in self.deformed:
             self._sync_vertices(obj, kind, index, world)
 
@@ -321,12 +322,12 @@ class LiveSimulation:
             verts = np.array(data.flexvert_xpos[adr:adr + num])
         else:
             verts = skin.skin_vertices(model, data, index)
-        vertices.write_vertices(obj.data, verts, world)  # (an edited mesh of another shape is left)
+        write_vertices(obj.data, verts, world)  # (an edited mesh of another shape is left)
 
     def _read_mocap(self) -> None:
         model, data, key = self.session.model, self.session.data, self.session.keyframe
         for obj, index, body, to_mujoco in self.mocap:
-            if transform(obj) == self.held[obj.as_pointer()][1]:
+            if transform(obj) == self.held[obj.as_pointer()].transform:
                 # where it was authored: the exact (double) pose of the model or keyframe
                 data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
                     if key >= 0 else model.body_pos[body]
@@ -396,7 +397,7 @@ class LiveSimulation:
     def _restore_one(self, pointer) -> None:
         obj, snapshot = self.held.pop(pointer)
         try:
-            objects.put_transform(obj, snapshot)
+            put_transform(obj, snapshot)
         except ReferenceError:  # deleted during the simulation
             pass
 
@@ -441,6 +442,7 @@ class SceneSession:
 
     def __init__(self, scene):
         self.scene = scene
+        self.key = scene.as_pointer()  # (kept: a deleted scene can no longer say it)
         self.held: dict[int, HeldPose] = {}  # objects a simulation moves -> authored pose
         self.scans = scene_scan.ScanCache(self.held)  # the scan reads the held poses
         self.validation = None  # authoring.validation.Result of the last check
@@ -515,9 +517,8 @@ def _drop_session(owner: SceneSession, restore: bool) -> None:
     if owner.simulation is not None:
         drop(owner.simulation, restore)
     owner.held.clear()
-    for key, value in list(_SESSIONS.items()):
-        if value is owner:
-            del _SESSIONS[key]
+    if _SESSIONS.get(owner.key) is owner:
+        del _SESSIONS[owner.key]
 
 
 def drop_all(restore: bool = True) -> None:

@@ -1,6 +1,6 @@
 """Authoring operators: Add > MuJoCo (model, every spatial kind, actuators,
 sensors, equalities), and the conversions (make body, make free, geom from
-mesh, apply scale to size). Thin: addon/authoring.py and addon/convert.py do
+mesh, apply scale to size). Thin: authoring/authoring.py and authoring/convert.py do
 the work; every operator polls for where it applies and is one undo step."""
 
 from __future__ import annotations

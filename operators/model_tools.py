@@ -1,6 +1,6 @@
 """Model-level tools: default classes (add, rename, delete, reset an attribute to
 its class), validation on demand, keyframes (store, load, delete). Thin: the work
-is in addon/default_classes.py, validation.py and keyframes.py."""
+is in authoring/default_classes.py, validation.py and keyframes.py."""
 
 from __future__ import annotations
 

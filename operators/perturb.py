@@ -1,10 +1,10 @@
 """Poking the running simulation with the mouse, as in MuJoCo's own viewer:
 Ctrl + left-drag pulls a body with a spring toward the cursor, Ctrl +
 right-drag turns it; while paused the drags move it. Double-click selects the
-body under the cursor. The keymap (addon/keymaps.py) calls these only in the
+body under the cursor. The keymap (ui/keymaps.py) calls these only in the
 3D viewport, and their poll lets the click through when nothing simulates.
 
-Thin: engine/perturb.py does the MuJoCo side (mjvPerturb), addon/scene_session.py
+Thin: engine/perturb.py does the MuJoCo side (mjvPerturb), live/scene_session.py
 knows which body an object belongs to.
 """
 

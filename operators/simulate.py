@@ -1,7 +1,7 @@
 """Simulation operators: play (modal, on a window-manager timer), pause, step,
 reset, stop, and simulate (a fixed duration, for scripts and `--background`).
 
-Thin: addon/scene_session.py compiles, binds and syncs; engine/session.py steps.
+Thin: live/scene_session.py compiles, binds and syncs; engine/session.py steps.
 """
 
 from __future__ import annotations

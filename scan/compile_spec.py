@@ -11,7 +11,7 @@ from ..components import spec_io
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
 from . import scene_scan
 from ..scene.errors import MJBlendError
-from ..scene.names import first_free
+from ..scene.names import first_free, numbered
 
 
 class CompileError(MJBlendError):
@@ -69,7 +69,7 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
 
 def _prefix(name, used):
     base = re.sub(r"\W+", "_", name).strip("_") or "model"
-    prefix = first_free(used, lambda n: f"{base}/" if n == 1 else f"{base}{n}/")
+    prefix = first_free(used, lambda n: numbered(base)(n) + "/")
     used.add(prefix)
     return prefix
 

@@ -13,16 +13,17 @@ compares them bit for bit.
 """
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
 import tempfile
 
+import mujoco
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from helpers import CORPUS, corpus_models  # noqa: E402  (the corpus index the tests use)
 
 CHILD = """
 import sys, numpy as np, mujoco
@@ -61,14 +62,11 @@ def main():
     parser.add_argument("--new", default="4.0.1")
     parser.add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args()
-    with open(os.path.join(CORPUS, "models.tsv"), encoding="utf-8") as fh:
-        models = [row["path"] for row in csv.DictReader(fh, delimiter="\t")]
+    models = corpus_models()
     paths = [os.path.join(CORPUS, m) for m in models]
     with tempfile.TemporaryDirectory() as tmp:
         old, new = run(args.old, paths, args.seconds, tmp), run(args.new, paths, args.seconds, tmp)
     print(f"mujoco-core {old['__version__']} vs {new['__version__']}, {args.seconds:g} s of simulation")
-    solvers = {0: "PGS", 1: "CG", 2: "Newton"}
-    jacobians = {0: "dense", 1: "sparse", 2: "auto"}
     differ = {"file": 0, "sparse": 0}
     for i, name in enumerate(models):
         solver, jacobian, nv = new[f"solver{i}"]
@@ -78,7 +76,9 @@ def main():
             same = np.array_equal(a, b, equal_nan=True)
             differ[case] += not same
             gaps.append("identical" if same else f"max |dqpos| {np.nanmax(np.abs(a - b)):.3g}")
-        print(f"  {name:64s} {solvers[solver]:6s} {jacobians[jacobian]:6s} nv={nv:<4d} "
+        solver_name = mujoco.mjtSolver(solver).name.removeprefix("mjSOL_")
+        jacobian_name = mujoco.mjtJacobian(jacobian).name.removeprefix("mjJAC_")
+        print(f"  {name:64s} {solver_name:6s} {jacobian_name:6s} nv={nv:<4d} "
               f"as written: {gaps[0]:24s} sparse Jacobian forced: {gaps[1]}")
     print(f"{differ['file']} of {len(models)} models end in a different state as written, "
           f"{differ['sparse']} with a sparse Jacobian forced")

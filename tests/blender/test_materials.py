@@ -164,7 +164,7 @@ def test_textures_become_images_with_mujocos_pixels(clean_scene, path):
         # cube/skybox: MuJoCo's strip of six w x w faces (+X -X +Y -Y +Z -Z) from the top,
         # or one face when height == width
         assert tuple(image.size) == (w, h)
-        assert image.get(stored_keys.PACK_ON_SAVE) == 1  # packed on the first save (addon/handlers.py)
+        assert image.get(stored_keys.PACK_ON_SAVE) == 1  # packed on the first save (app/handlers.py)
         srgb = model.tex_colorspace[t] == mujoco.mjtColorSpace.mjCOLORSPACE_SRGB
         assert (image.colorspace_settings.name == "sRGB") == srgb
         tex = model.tex_data[model.tex_adr[t]:model.tex_adr[t] + w * h * c].reshape(h, w, c)
