@@ -15,6 +15,7 @@ name or by position.
 
 from __future__ import annotations
 
+import math
 import time as _time
 
 import mujoco
@@ -37,6 +38,8 @@ WARNING_TEXT = {
     W.mjWARN_BADCTRL: "bad ctrl (NaN or huge)",
 }
 DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
+CHUNK_SECONDS = 0.002  # stepping between two looks at the command queue
+MAX_CHUNK = 1024
 _DIVERGED_SLICE = slice(min(map(int, DIVERGED)), max(map(int, DIVERGED)) + 1)
 assert _DIVERGED_SLICE.stop - _DIVERGED_SLICE.start == len(DIVERGED)  # adjacent codes
 
@@ -54,7 +57,10 @@ class Session:
         self.behind = False  # True while stepping cannot keep up with `realtime`
         self.message = ""  # why the session paused itself, if it did
         self.keyframe = keyframe
+        self.fast_forward = False  # step as fast as the machine can, not at `realtime`
         self.grab = None  # an engine.perturb.Grab while the mouse pulls a body
+        self.steps_taken = 0
+        self._step_seconds = 0.0  # measured cost of one step (smoothed)
         self._anchor: tuple[float, float] | None = None  # (wall, sim) pacing reference
         self._last: tuple[float, float] | None = None  # (wall, sim) of the last advance
         self.reset(keyframe)
@@ -90,11 +96,12 @@ class Session:
         self._anchor = self._last = None
 
     def step(self, n: int = 1) -> int:
-        """Exactly `n` steps (fewer only if the simulation diverges: it then pauses)."""
+        """Exactly `n` steps, run in chunks (fewer only if the simulation diverges:
+        it then pauses). Returns the steps taken."""
         done = 0
-        for _ in range(n):
-            self._step()
-            done += 1
+        while done < n:
+            count = min(n - done, self._chunk())
+            done += self._run(count)
             if self._check_diverged(warnings_only=True):
                 return done
         self._check_diverged()
@@ -102,35 +109,40 @@ class Session:
 
     def simulate(self, duration: float) -> int:
         """round(duration / timestep) steps, as fast as possible."""
+        return self.step(self.steps_for(duration))
+
+    def steps_for(self, duration: float) -> int:
         if duration < 0:
             raise ValueError("duration must not be negative")
-        return self.step(int(round(duration / self.model.opt.timestep)))
+        return int(round(duration / self.model.opt.timestep))
 
     def advance(self, now: float, budget: float = 1 / 30) -> int:
         """Step until simulated time catches up with wall time `now` (scaled by
-        `realtime`), spending at most `budget` seconds; falling behind re-anchors
-        the clock (the simulation slows down instead of freezing Blender)."""
+        `realtime`; with `fast_forward`, as far as `budget` allows), spending at
+        most about `budget` seconds; falling behind re-anchors the clock (the
+        simulation slows down instead of freezing Blender)."""
         if not self.playing:
             return 0
         if self._anchor is None:
             self._anchor = self._last = (now, self.data.time)
             return 0
         wall0, sim0 = self._anchor
-        target = sim0 + (now - wall0) * self.realtime
+        target = math.inf if self.fast_forward else sim0 + (now - wall0) * self.realtime
         timestep = self.model.opt.timestep
         start = _time.perf_counter()
         steps = 0
         while self.data.time + 0.5 * timestep < target:
-            self._step()
-            steps += 1
+            owed = (target - self.data.time) / timestep + 0.5
+            count = min(self._chunk(), max(1, int(owed)) if owed < 1e9 else self._chunk())
+            steps += self._run(count)
             if self._check_diverged(warnings_only=True):
                 return steps
             if _time.perf_counter() - start > budget:
                 break
         if self._check_diverged():
             return steps
-        self.behind = self.playing and self.data.time + timestep < target
-        if self.behind:
+        self.behind = self.playing and not self.fast_forward and self.data.time + timestep < target
+        if self.behind or self.fast_forward:
             self._anchor = (now, self.data.time)
         last_wall, last_sim = self._last
         if now > last_wall:
@@ -139,10 +151,42 @@ class Session:
         self._last = (now, self.data.time)
         return steps
 
-    def _step(self) -> None:
+    def seconds_until_due(self, now: float) -> float:
+        """Wall seconds until the next step is owed (0 when one is owed now)."""
+        if not self.playing or self.fast_forward or self._anchor is None:
+            return 0.0
+        wall0, sim0 = self._anchor
+        due = wall0 + (self.data.time + 0.5 * self.model.opt.timestep - sim0) / self.realtime
+        return max(0.0, due - now)
+
+    def _chunk(self) -> int:
+        """Steps per mj_step call: about CHUNK_SECONDS of stepping (one at a time
+        while a mouse spring acts, which needs its force every step)."""
+        if self.grab is not None or self._step_seconds == 0:
+            return 1  # (the first step measures what one costs)
+        return max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(self._step_seconds, 1e-7))))
+
+    def _run(self, count: int) -> int:
+        """`count` steps (mj_step releases the GIL while it runs)."""
+        start = _time.perf_counter()
         if self.grab is not None:
-            self.grab.apply(self.model, self.data)  # the spring acts on every step
-        mujoco.mj_step(self.model, self.data)
+            for _ in range(count):
+                self.grab.apply(self.model, self.data)  # the spring acts on every step
+                mujoco.mj_step(self.model, self.data)
+        else:
+            mujoco.mj_step(self.model, self.data, nstep=count)
+        seconds = (_time.perf_counter() - start) / count
+        self._step_seconds = seconds if self._step_seconds == 0 else 0.7 * self._step_seconds + 0.3 * seconds
+        self.steps_taken += count
+        return count
+
+    def kinematics(self) -> None:
+        """Positions of the current state: `mj_step` leaves xpos, xquat, geom and flex
+        poses of the state one step earlier (it integrates after computing them);
+        this recomputes them without touching anything the next step reads."""
+        mujoco.mj_kinematics(self.model, self.data)
+        if self.model.nflex:
+            mujoco.mj_flex(self.model, self.data)
 
     # ------------------------------------------------- what the user does
     # Everything outside engine/ changes a session through these methods (never
@@ -164,6 +208,47 @@ class Session:
 
     def zero_controls(self) -> None:
         self.data.ctrl[:] = 0
+
+    def set_fast_forward(self, on: bool, now: float | None = None) -> None:
+        """Step as fast as the machine can (on) or at `realtime` again (off)."""
+        self.fast_forward = on
+        if self.playing:
+            self.play(now)
+
+    def set_joint_qpos(self, joint: int, values) -> None:
+        """Put one joint at `values` (its qpos width: 7 free, 4 ball, 1 slide or
+        hinge), at rest; positions are recomputed."""
+        kind = int(self.model.jnt_type[joint])
+        values = np.asarray(values, dtype=float).ravel()
+        if len(values) != QPOS_WIDTH[kind]:
+            raise ValueError(f"joint {joint} takes {QPOS_WIDTH[kind]} qpos values, not {len(values)}")
+        if not np.isfinite(values).all():
+            raise ValueError(f"joint {joint}: qpos values must be finite")
+        adr, dof = self.model.jnt_qposadr[joint], self.model.jnt_dofadr[joint]
+        if kind in (0, 1):  # a quaternion part: unit length
+            quat = values[3:] if kind == 0 else values  # (a view: normalised in place)
+            norm = np.linalg.norm(quat)
+            quat[:] = quat / norm if norm else (1.0, 0.0, 0.0, 0.0)
+        self.data.qpos[adr:adr + len(values)] = values
+        self.data.qvel[dof:dof + DOF_WIDTH[kind]] = 0
+        mujoco.mj_forward(self.model, self.data)
+
+    def set_mocap(self, index: int, pos, quat) -> None:
+        """Where mocap body `index` (a mocap id) is: the user moved its object."""
+        self.data.mocap_pos[index] = pos
+        self.data.mocap_quat[index] = quat
+
+    def drag(self, target=None, axis=None, angle: float = 0.0) -> None:
+        """Move the grabbed body's spring target (and / or turn it); paused, the
+        body itself moves there (mjv_applyPerturbPose)."""
+        if self.grab is None:
+            return
+        if target is not None:
+            self.grab.move_to(target)
+        if axis is not None and angle:
+            self.grab.turn(axis, angle)
+        if not self.playing:
+            self.grab.apply_pose(self.model, self.data)
 
     def grab_body(self, grab) -> None:
         """Hold a body with a mouse spring (an engine.perturb.Grab), letting go of any other."""

@@ -1,0 +1,183 @@
+"""What the UI, operators and the bridge ask of a running simulation.
+
+Every change to a running simulation is one of these, sent to its runner
+(`Runner.send`), which applies it on the thread that owns MjData, between two
+steps, in the order sent. Each command is a small immutable value with one
+method, `apply(runner)`; reading a command tells what it does to the session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .perturb import Grab
+
+
+@dataclass(frozen=True)
+class Play:
+    def apply(self, runner) -> None:
+        runner.session.play(runner.clock())
+        runner.showing_history = None
+
+
+@dataclass(frozen=True)
+class Pause:
+    def apply(self, runner) -> None:
+        runner.session.pause()
+
+
+@dataclass(frozen=True)
+class Step:
+    """Pause, then exactly `count` steps (a recorded batch)."""
+
+    count: int
+
+    def apply(self, runner) -> None:
+        runner.session.pause()
+        runner.run_steps(self.count)
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Back to qpos0 (keyframe -1), a keyframe, or (None) the current keyframe."""
+
+    keyframe: int | None = None
+
+    def apply(self, runner) -> None:
+        session = runner.session
+        session.reset(self.keyframe)
+        if session.playing:
+            session.play(runner.clock())
+        runner.record()
+
+
+@dataclass(frozen=True)
+class SetSpeed:
+    realtime: float
+
+    def apply(self, runner) -> None:
+        if not self.realtime > 0:
+            raise ValueError(f"speed must be positive, not {self.realtime}")
+        runner.session.set_speed(self.realtime, runner.clock())
+
+
+@dataclass(frozen=True)
+class FastForward:
+    on: bool
+
+    def apply(self, runner) -> None:
+        runner.session.set_fast_forward(self.on, runner.clock())
+
+
+@dataclass(frozen=True)
+class SetControl:
+    actuator: int
+    value: float
+
+    def apply(self, runner) -> None:
+        runner.session.set_control(self.actuator, self.value)
+
+
+@dataclass(frozen=True)
+class ZeroControls:
+    def apply(self, runner) -> None:
+        runner.session.zero_controls()
+
+
+@dataclass(frozen=True)
+class StartGrab:
+    """A mouse spring on `body` at world `point` (built here, from the runner's data)."""
+
+    body: int
+    point: tuple
+    rotate: bool = False
+    view_distance: float = 2.0
+    stiffness_scale: float = 1.0
+
+    def apply(self, runner) -> None:
+        session = runner.session
+        session.grab_body(Grab(session.model, session.data, self.body, self.point, rotate=self.rotate,
+                               view_distance=self.view_distance, stiffness_scale=self.stiffness_scale))
+
+
+@dataclass(frozen=True)
+class Drag:
+    """Move the spring's target to world `target` and / or turn it by `angle`
+    radians about world `axis`; paused, the body follows."""
+
+    target: tuple | None = None
+    axis: tuple | None = None
+    angle: float = 0.0
+
+    def apply(self, runner) -> None:
+        runner.session.drag(self.target, self.axis, self.angle)
+
+
+@dataclass(frozen=True)
+class Release:
+    def apply(self, runner) -> None:
+        runner.session.release()
+
+
+@dataclass(frozen=True)
+class SetJointQpos:
+    """One joint's qpos (at rest), e.g. a free body the user put somewhere."""
+
+    joint: int
+    values: tuple
+
+    def apply(self, runner) -> None:
+        runner.session.set_joint_qpos(self.joint, self.values)
+
+
+@dataclass(frozen=True)
+class SetMocap:
+    """Mocap bodies' poses: `index` mocap ids, `pos` (n, 3), `quat` (n, 4)."""
+
+    index: tuple
+    pos: np.ndarray = field(repr=False)
+    quat: np.ndarray = field(repr=False)
+
+    def apply(self, runner) -> None:
+        for i, p, q in zip(self.index, self.pos, self.quat, strict=True):
+            runner.session.set_mocap(i, p, q)
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Continue on a recompiled model, state carried over by element (Session.replace)."""
+
+    model: Any = field(repr=False)
+    ids: dict = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.session.replace(self.model, self.ids)
+        runner.new_history()
+
+
+@dataclass(frozen=True)
+class ShowHistory:
+    """Pause and show kept state `index` (0 the oldest, -1 the newest); playing
+    or stepping continues from it, and the states after it are dropped."""
+
+    index: int
+
+    def apply(self, runner) -> None:
+        runner.session.pause()
+        runner.session.release()
+        runner.history.load(self.index, runner.session.model, runner.session.data)
+        runner.showing_history = self.index % len(runner.history)
+
+
+@dataclass(frozen=True)
+class Call:
+    """Anything else, as a function of the session (e.g. option overrides on its model)."""
+
+    function: Callable = field(repr=False)
+    what: str = "call"
+
+    def apply(self, runner) -> None:
+        self.function(runner.session)

@@ -1,0 +1,247 @@
+"""The runner: the one owner of a simulation's MjData while it runs.
+
+Commands come in through `send` (from any thread); the runner applies them
+between steps, in order, paces the stepping (real time times a speed, or
+fast-forward), keeps the history, and publishes an immutable `Snapshot` after
+each batch of steps, which every view reads (`latest`).
+
+Two ways to run, through the same code:
+
+- threaded (a Blender window): a physics thread loops apply commands -> step a
+  batch -> publish -> sleep until the next display frame. `mj_step` releases
+  the GIL, so Blender's UI keeps its frames while MuJoCo steps, and a slow or
+  runaway model never freezes it;
+- inline (`--background`, the bpy module, tests): `send` applies a command at
+  once on the caller's thread and `tick(now)` steps; deterministic.
+
+    runner = Runner(session, threaded=True)
+    runner.start()
+    runner.send(commands.Play())
+    snapshot = runner.latest
+    runner.stop()            # joins the thread (False if MuJoCo is stuck in a step)
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+from . import commands, snapshot as snapshots
+from .history import History
+from .session import Session
+
+DISPLAY_RATE = 60.0  # snapshots per wall second while playing
+IDLE_WAIT = 0.25  # seconds a paused runner sleeps between looks at its queue
+STEP_PIECE = 256  # steps of a Step command between looks at a stop request
+
+
+class Runner:
+    def __init__(self, session: Session, threaded: bool = False, display_rate: float = DISPLAY_RATE,
+                 history_seconds: float = 10.0, history_bytes: int = 256 << 20, clock=time.perf_counter,
+                 name: str = "MJBlend physics"):
+        self.session = session
+        self.threaded = threaded
+        self.clock = clock
+        self.name = name
+        self.interval = 1.0 / display_rate
+        self._history_size = (history_seconds, history_bytes)
+        self.history = History(session.model, *self._history_size)
+        self.showing_history: int | None = None  # the kept state shown, None: the newest
+        self._queue: collections.deque = collections.deque()  # (seq, command); deque ops are atomic
+        self._lock = threading.Lock()  # numbers commands in the order they are queued
+        self._sent = 0
+        self._applied = 0
+        self._wake = threading.Event()
+        self._published = threading.Condition()
+        self._frame = 0
+        self._latest: snapshots.Snapshot | None = None
+        self._dirty = True
+        self._published_at = -1e9
+        self._message, self._message_id = "", 0
+        self._wanted_playing = session.playing
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.record()
+        self._publish()
+
+    # ------------------------------------------------------- any thread
+
+    def send(self, command) -> int:
+        """Queue `command`; returns its sequence number. Inline, it is applied now
+        (its errors raise here); threaded, between two steps (its errors become
+        the snapshot's message)."""
+        with self._lock:
+            self._sent += 1
+            seq = self._sent
+            self._queue.append((seq, command))
+        if isinstance(command, commands.Play):
+            self._wanted_playing = True
+        elif isinstance(command, (commands.Pause, commands.Step, commands.ShowHistory)):
+            self._wanted_playing = False
+        if self.threaded:
+            self._wake.set()
+        else:
+            self._apply_queued()
+        return seq
+
+    @property
+    def latest(self) -> snapshots.Snapshot:
+        """The newest snapshot (inline: of the state now)."""
+        if not self.threaded and self._dirty:
+            self._publish()
+        return self._latest
+
+    @property
+    def playing(self) -> bool:
+        """Whether the simulation plays or was last asked to (a Pause shows at once,
+        before a slow step ends); False once it paused itself."""
+        return self._wanted_playing
+
+    def wait(self, seq: int, timeout: float | None = None) -> bool:
+        """Block until command `seq` was applied and a snapshot after it published
+        (threaded; inline this is already so). False on timeout."""
+        if not self.threaded:
+            return True
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        with self._published:
+            while self._latest is None or self._latest.applied < seq:
+                if not self.alive:
+                    return False
+                left = None if deadline is None else deadline - time.perf_counter()
+                if left is not None and left <= 0:
+                    return False
+                self._published.wait(0.05 if left is None else min(left, 0.05))
+        return True
+
+    # -------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        if not self.threaded or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """End the physics thread; True once it has. False if it is still inside a
+        step after `timeout` (a daemon thread: it ends when that step returns)."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    # ---------------------------------------------------- inline driving
+
+    def tick(self, now: float | None = None, budget: float = 1 / 30) -> int:
+        """Inline: step until simulated time catches up with `now` (at most
+        `budget` seconds of work). Threaded runners step on their own: 0."""
+        if self.threaded:
+            return 0
+        steps = self.session.advance(self.clock() if now is None else now, budget)
+        self._after_batch(steps)
+        return steps
+
+    # ------------------------------------------- the owner's thread only
+
+    def run_steps(self, count: int) -> int:
+        """Exactly `count` steps (fewer if it diverges or the runner stops), recorded."""
+        done = 0
+        while done < count and not self._stopping:
+            done += self.session.step(min(STEP_PIECE, count - done))
+            if self.session.message:
+                break
+            if self.threaded and self.clock() - self._published_at > self.interval:
+                self._dirty = True
+                self._publish()  # a long run shows its progress
+        self._after_batch(done)
+        return done
+
+    def record(self) -> None:
+        self.history.record(self.session.model, self.session.data)
+        self.showing_history = None
+
+    def new_history(self) -> None:
+        """A recompiled model: its states have another layout."""
+        self.history = History(self.session.model, *self._history_size)
+        self.record()
+
+    def _after_batch(self, steps: int) -> None:
+        if steps:
+            self.record()
+            self._dirty = True
+        if self.session.message:  # it paused itself (diverged)
+            self._message_id += 1
+            self._message = self.session.take_message()
+            self._wanted_playing = False
+            self._dirty = True
+
+    def _apply_queued(self) -> None:
+        while self._queue:
+            seq, command = self._queue.popleft()
+            try:
+                command.apply(self)
+            except Exception as error:  # noqa: BLE001 (a bad command never stops the runner)
+                if not self.threaded:
+                    self._applied = seq
+                    self._dirty = True
+                    raise
+                what = getattr(command, "what", type(command).__name__)
+                self._say(f"{what} not applied ({type(error).__name__}: {error})")
+            self._applied = seq
+            self._dirty = True
+            self._after_batch(0)
+
+    def _say(self, message: str) -> None:
+        self._message_id += 1
+        self._message = message
+
+    def _publish(self) -> None:
+        self.session.kinematics()  # poses of the state now, not of one step earlier
+        self._frame += 1
+        history = (len(self.history),
+                   self.showing_history if self.showing_history is not None else len(self.history) - 1)
+        shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),
+                              history)
+        with self._published:
+            self._latest = shot
+            self._published.notify_all()
+        self._dirty = False
+        self._published_at = self.clock()
+
+    def _loop(self) -> None:
+        """The physics thread: commands, a batch of steps, a snapshot, a sleep."""
+        session = self.session
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                self._apply_queued()
+                session = self.session
+                if session.playing:
+                    steps = session.advance(self.clock(), budget=self.interval)
+                    self._after_batch(steps)
+            except Exception as error:  # noqa: BLE001 (Blender stays up; the user is told)
+                session.pause()
+                self._wanted_playing = False
+                self._say(f"The simulation stopped at t = {session.data.time:.4f} s: "
+                          f"{type(error).__name__}: {error}")
+                self._dirty = True
+            now = self.clock()
+            due = self._published_at + self.interval
+            if self._dirty and (now >= due or not session.playing):
+                self._publish()
+                now = self.clock()
+            if not session.playing:
+                self._wake.wait(IDLE_WAIT)
+            elif not session.fast_forward:
+                # one batch per display frame (or later, if no step is owed by then)
+                wait = max(self._published_at + self.interval - now, session.seconds_until_due(now))
+                if wait > 0:
+                    self._wake.wait(wait)
+        self._published_at = self.clock()
+
