@@ -34,6 +34,10 @@ UV_VECTOR_ARRAY = VERSION >= (3, 5, 0)
 
 # 4.0: node group sockets live in NodeTree.interface (before: .inputs / .outputs).
 NODE_TREE_INTERFACE = VERSION >= (4, 0, 0)
+# 4.0 (the Rotation socket): a "QUATERNION" attribute type, read by a Named
+# Attribute node into Instance on Points' Rotation; before, that input was an
+# XYZ Euler vector and a rotation was kept as a "FLOAT_VECTOR" attribute.
+QUATERNION_ATTRIBUTE = VERSION >= (4, 0, 0)
 # 4.2 (EEVEE Next): Material.surface_render_method replaces blend_method and
 # shadow_method (the latter removed in 4.2).
 SURFACE_RENDER_METHOD = VERSION >= (4, 2, 0)

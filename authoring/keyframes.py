@@ -24,8 +24,8 @@ def store(context, name: str = ""):
     """A keyframe of the running simulation's state, or of the model's qpos0."""
     root = authoring.model_root(context)
     running = scene_session.get(context.scene)
-    if running is not None and running.session is not None:
-        model, data = running.session.model, running.session.data
+    if running is not None and running.runner is not None:
+        data = running.latest  # (a snapshot has the state's time, qpos, qvel, act, ctrl, mocap)
     else:
         outcome = validation.validate(context.scene)
         if not outcome.ok:

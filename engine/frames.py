@@ -123,6 +123,11 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("nij,nj->ni", a[:, _QI] * _QS, b)
 
 
+def conjugate(quat: np.ndarray) -> np.ndarray:
+    """Row-wise conjugates (inverse rotations of unit quaternions)."""
+    return quat * _CONJ
+
+
 def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     """Row-wise rotation of (n, 3) vectors by (n, 4) unit quaternions."""
     w, u = quat[:, :1], quat[:, 1:]

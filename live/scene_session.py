@@ -1,68 +1,106 @@
-"""Everything unsaved about a scene, and its live simulation: scan -> compile -> bind -> step -> sync.
+"""Everything unsaved about a scene, and its live simulation: scan -> compile -> bind -> run -> show.
 
 One `SceneSession` per scene, created on demand and kept outside bpy data,
 owns what MJBlend knows about the scene and does not save: the scan cache, the
 authored poses held while a simulation moves objects, the last validation, and
 the simulation (`LiveSimulation`). It is dropped as one on file load, undo, redo, scene
-deletion and add-on disable. The stepping itself is `engine.session.Session`;
-`LiveSimulation` is the Blender side:
+deletion and add-on disable. The simulation itself runs in an
+`engine.runner.Runner` (a physics thread in a window, inline in scripts and
+`--background`); `LiveSimulation` is the Blender side, on the main thread only:
 
 - bind: after each compile, every element's MuJoCo id by its object (the
   scanner's `MjsElement`s, read through `.id`, never looked up by name);
-- sync: body poses written to the body objects (relative to their parent
-  bodies, computed for all bodies in one numpy pass by engine/frames.py),
-  flex and skin vertices to their meshes; mocap bodies read *from* their
-  objects, so they can be dragged while the simulation runs;
+- commands: what the user does (play, pause, step, reset, controls, a moved
+  free body or mocap object, an edit's recompiled model) is sent to the runner;
+- show: the runner's latest snapshot, through live/display.py (Objects, Fast
+  or Auto), flex and skin vertices to their meshes;
 - hold: the authored transform of every object the simulation moves is kept in
   the scene session's `held` table, which the scan reads (never a simulated
   pose as an authored one); stop puts it back exactly;
 - edits: a property edit or a moved element recompiles, carrying the state
-  over (Session.replace); a failed recompile keeps the last good model.
+  over (Session.replace, sent to the runner); a failed recompile keeps the last
+  good model running.
 """
 
 from __future__ import annotations
 
 import time
 
+import bpy
 import mujoco
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..components import changes, spec_io
-from ..engine import frames, skin
+from ..engine import commands, frames
+from ..engine.runner import Runner
 from ..engine.session import Session
 from ..scan import compile_spec, scene_scan
+from ..scene import preferences
 from ..scene.errors import MJBlendError
 from ..scene.transforms import HeldPose, transform
-from ..sync.objects import put_transform, write_body_poses
-from ..sync.vertices import write_vertices
+from ..sync.objects import put_transform
+from .display import DRAWN_TYPES, Display
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
+STOP_TIMEOUT = 2.0  # seconds to wait for the physics thread to end
+SHOW_WAIT = 0.5  # seconds an operator waits for a paused runner to show its command
+THREADED: bool | None = None  # None: the preference, in a window; inline without one
 
 
 class SimulationError(MJBlendError):
     """The scene cannot simulate."""
 
 
+def threaded_default() -> bool:
+    """A physics thread in a window (unless the preference turns it off); inline in
+    `--background` and the bpy module, where nothing else would keep time."""
+    if THREADED is not None:
+        return THREADED
+    return not bpy.app.background and preferences.get(bpy.context).physics_thread
+
+
 class LiveSimulation:
     """The simulation of one scene and its binding to the scene's objects."""
 
-    def __init__(self, owner: SceneSession):
+    def __init__(self, owner: SceneSession, threaded: bool | None = None):
         self.owner = owner
         self.scene = owner.scene
-        self.session: Session | None = None
+        self.name = owner.scene.name
+        self.threaded = threaded_default() if threaded is None else threaded
+        self.runner: Runner | None = None
+        self.model: mujoco.MjModel | None = None  # the model of the current binding
         self.error = ""  # the last failed recompile, shown in the panels
         self.error_objects: list[str] = []
         self.warnings: list[str] = []  # scan warnings of the last compile
         self.held = owner.held  # as_pointer() -> HeldPose (the scene session's table)
         self.held_vertices: dict[int, tuple] = {}  # as_pointer() -> (object, authored coords)
         self.modal_running = False
+        self.display = Display(self)
+        self.reported_message = 0  # message_id of the last snapshot message reported
+        self._pending_controls: dict[int, tuple[int, float]] = {}  # actuator -> (seq, value)
+        self._sent_mocap = None
+        self._shown_frame = -1
         self._scanners: list = []
         self._signature = None  # of several model roots' structure, at the last build
         self._next_structure_check = 0.0
         self._edits = changes.Cursor()  # edits of the model since this simulation last looked
         self.compile()
+
+    @property
+    def session(self) -> Session | None:
+        """The engine session (its MjData is the runner's: read it only inline)."""
+        return self.runner.session if self.runner is not None else None
+
+    @property
+    def latest(self):
+        """The runner's latest snapshot: what every view shows."""
+        return self.runner.latest
+
+    @property
+    def playing(self) -> bool:
+        return self.runner is not None and self.runner.playing
 
     # ------------------------------------------------------------ compile
 
@@ -91,54 +129,67 @@ class LiveSimulation:
 
     def compile(self, edited: bool = True) -> bool:
         """(Re)compile the scene if it changed; True if a new model now runs.
-        Raises SimulationError when there is no session yet and it cannot start;
-        a running session keeps its last good model and records the error."""
+        Raises SimulationError when there is no runner yet and it cannot start;
+        a running simulation keeps its last good model and records the error."""
         try:
-            spec, updated, scanners, roots, warnings = self._build(edited or self.session is None)
-            if updated == 0 and self.session is not None:
+            spec, updated, scanners, roots, warnings = self._build(edited or self.runner is None)
+            if updated == 0 and self.runner is not None:
                 return False
             model = compile_spec.check(spec, self.scene.objects, scanners)
         except (SimulationError, compile_spec.CompileError) as error:
-            if self.session is None:
+            if self.runner is None:
                 raise SimulationError(str(error), error.objects) from None
             self.error = str(error)
             self.error_objects = [o.name for o in error.objects]
             return False
         self.error, self.error_objects, self.warnings = "", [], warnings
         self._scanners = scanners
-        self._apply_overrides(model)
+        for attr, value in self._overrides():  # (the model is not shared yet)
+            spec_io.set_attr(model.opt, attr, value)
+        self.display.clear()  # its groups are of the old binding
         ids = self._bind(model, scanners, roots)
-        if self.session is None:
+        if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
-            self.session = Session(model, ids, keyframe=keyframe)
-            self.session.set_speed(self.settings.realtime)
+            session = Session(model, ids, keyframe=keyframe)
+            session.set_speed(self.settings.realtime)
+            session.set_fast_forward(self.settings.fast_forward)
+            prefs = preferences.get(bpy.context)
+            self.runner = Runner(session, threaded=self.threaded, history_seconds=prefs.history_seconds,
+                                 history_bytes=prefs.history_megabytes << 20,
+                                 name=f"MJBlend physics ({self.name})")
             # keyframe -1 or a key: its mocap poses are MuJoCo's, not the objects'
+            self.send_mocap()
+            self.runner.start()
         else:
-            self.session.replace(model, ids)
-        self._read_mocap()
-        mujoco.mj_forward(self.session.model, self.session.data)
-        self.sync()
+            seq = self.runner.send(commands.Replace(model, ids))
+            self.send_mocap()
+            self.runner.wait(seq, SHOW_WAIT)
+        self.show(force=True)
         return True
 
     @property
     def settings(self):
         return self.scene.mujoco_simulation
 
-    def _apply_overrides(self, model) -> None:
-        """The Scene's option overrides (only those switched on), after compile."""
+    def _overrides(self) -> list[tuple]:
+        """The Scene's option overrides (only those switched on): (attribute, MuJoCo value)."""
         override = self.settings.override
-        for attr in spec_io.KINDS["option"].attrs:
-            if getattr(override, "use_" + attr.prop, False):
-                spec_io.set_attr(model.opt, attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
+        return [(attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
+                for attr in spec_io.KINDS["option"].attrs if getattr(override, "use_" + attr.prop, False)]
 
     def apply_overrides(self) -> None:
-        if self.session is not None:
-            self._apply_overrides(self.session.model)
+        """The overrides again, on the running model (between two steps)."""
+        values = self._overrides()
+
+        def apply(session):
+            for attr, value in values:
+                spec_io.set_attr(session.model.opt, attr, value)
+        self.runner.send(commands.Call(apply, what="Option overrides"))
 
     # --------------------------------------------------------------- bind
 
     def _bind(self, model, scanners, roots) -> dict:
-        """ids by object, and what sync writes / reads each frame."""
+        """ids by object, and what the display writes / reads each frame."""
         ids, objects = {}, {}
         body_object = {0: None}
         for scanner in scanners:
@@ -148,13 +199,18 @@ class LiveSimulation:
                     objects[pointer] = block
                     if kind == "body":
                         body_object[element.id] = block
+        self.model = model
         self.objects = objects
         self.by_id = {(kind, i): objects[p] for p, (kind, i) in ids.items()}
         self.body_ids = {p: i for p, (kind, i) in ids.items() if kind == "body"}
+        self.actuator_ids = {p: i for p, (kind, i) in ids.items() if kind == "actuator"}
         world_frames = {root.as_pointer(): _world_frame(root, len(roots) > 1) for root in roots}
         # MuJoCo's world in Blender's: the root's frame for one model, the identity for several
         loc, rot, _scale = roots[0].matrix_world.decompose()
         self.world = Matrix.LocRotScale(loc, rot, None) if len(roots) == 1 else Matrix.Identity(4)
+        moved = len(roots) == 1 and not _is_identity(self.world)
+        self.world_quat = np.array(rot) if moved else None
+        self.world_pos = np.array(loc) if moved else None
 
         driven, parents, fixes, mocap = [], [], [], []
         for pointer, (kind, body) in ids.items():
@@ -183,13 +239,23 @@ class LiveSimulation:
         self.plain_objects = [driven[i][0] for i in self.plain_rows]
         self.row_of = {driven[i][0].as_pointer(): int(i) for i in self.plain_rows}
         self.fixed = [(driven[i][0], i, f) for i, f in enumerate(fixes) if f is not None]
-        self._written = None  # (pos, quat) of the last sync
         self.levels = frames.depth_levels(model.body_parentid)
         self.mocap = mocap
         self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
+        self._authored_poses(model)
+        self.groups = _moving_groups(driven, {o.as_pointer() for o, _b in driven})
+        self._sent_mocap = None
         self._hold()
         return ids
+
+    def _authored_poses(self, model) -> None:
+        """Every body's pose as authored (MuJoCo's kinematics at qpos0): the Fast
+        display moves the authored objects from there."""
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        self.authored_pos = data.xpos.copy()
+        self.authored_conj = frames.conjugate(data.xquat.copy())
 
     def _hold(self) -> None:
         """Keep the authored transform of every object the simulation now moves;
@@ -213,23 +279,36 @@ class LiveSimulation:
 
     # --------------------------------------------------------------- tick
 
-    def tick(self, now: float, selected=()) -> int:
-        """One timer event: take edits (`selected`: the selected objects, which the
-        user may have moved), advance to wall time `now`, sync."""
+    def tick(self, now: float, selected=()) -> bool:
+        """One display frame: take edits (`selected`: the selected objects, which
+        the user may have moved) and mocap moves, step if inline, show the latest
+        snapshot. True if it showed a new one."""
         self.take_edits(selected, now)
-        session = self.session
-        if not session.playing:
-            return 0
-        self._read_mocap()
-        steps = session.advance(now)
-        if steps:
-            self.sync()
-        return steps
+        self.send_mocap()
+        if self.runner.playing:
+            self.runner.tick(now)  # (a threaded runner steps on its own)
+        return self.show()
+
+    def show(self, force: bool = False) -> bool:
+        """Show the latest snapshot if it is new (and of the bound model)."""
+        shot = self.runner.latest
+        if shot.model is not self.model or (shot.frame == self._shown_frame and not force):
+            return False
+        self._shown_frame = shot.frame
+        self.display.show(shot)
+        return True
+
+    def take_message(self) -> str:
+        """A message of the runner not reported yet (why it paused, a refused command)."""
+        shot = self.runner.latest
+        if shot.message_id == self.reported_message or not shot.message:
+            return ""
+        self.reported_message = shot.message_id
+        return shot.message
 
     def take_edits(self, selected=(), now: float | None = None) -> bool:
         """Hand moves of simulated bodies, then edits of the model (see check_edits)."""
-        if self.take_user_moves(selected):
-            self.sync()
+        self.take_user_moves(selected)
         return self.check_edits(now)
 
     def check_edits(self, now: float | None = None) -> bool:
@@ -254,28 +333,14 @@ class LiveSimulation:
                 return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind, self.held)
         return False
 
-    # --------------------------------------------------------------- sync
-
-    def sync(self) -> None:
-        """Write the simulated state to the objects."""
-        data = self.session.data
-        if len(self.driven):
-            pos, quat = frames.float32_locals(data.xpos, data.xquat, self.session.model.body_parentid,
-                                              self.levels)
-            pos, quat = pos[self.driven_ids], quat[self.driven_ids]
-            self._written = (pos, quat)
-            write_body_poses(self.plain_objects, self.fixed, pos, quat, self.plain_rows)
-        for obj, kind, index, world in self.deformed:
-            self._sync_vertices(obj, kind, index, world)
-
     def take_user_moves(self, selected) -> int:
-        """Simulated bodies the user moved since the last sync (only selected objects
-        can be moved by hand: only those are compared). A free body is put where the
-        user put it, at rest; any other body's authored pose shifts by the move
-        (its joints keep their state). Returns how many were moved."""
-        if self._written is None:
+        """Simulated bodies the user moved since the last Objects sync (only
+        selected objects can be moved by hand: only those are compared). A free
+        body is put where the user put it, at rest; any other body's authored pose
+        shifts by the move (its joints keep their state). Returns how many moved."""
+        if self.display.written is None:
             return 0
-        pos, quat = self._written
+        pos, quat = self.display.written
         moved = 0
         for obj in selected:
             row = self.row_of.get(obj.as_pointer())
@@ -288,8 +353,9 @@ class LiveSimulation:
             if location == written_loc and rotation == written_rot:
                 continue
             moved += 1
-            if self._free_joint(int(self.driven_ids[row])):
-                self._teleport(int(self.driven_ids[row]), location, rotation)
+            joint = self._free_joint(int(self.driven_ids[row]))
+            if joint is not None:
+                self.runner.send(commands.SetJointQpos(joint, tuple(location) + tuple(rotation.normalized())))
                 continue
             held_obj, snapshot = self.held[obj.as_pointer()]
             turn = rotation @ written_rot.inverted()
@@ -299,49 +365,43 @@ class LiveSimulation:
                                          rotation_quaternion=tuple(new_rotation.normalized()))
             self.held[obj.as_pointer()] = HeldPose(held_obj, snapshot)
             changes.touch(obj)
+        if moved:
+            self.display.written = None  # shown again from the next snapshot
         return moved
 
-    def _free_joint(self, body: int):
-        model = self.session.model
+    def _free_joint(self, body: int) -> int | None:
+        model = self.model
         first = model.body_jntadr[body]
-        return first >= 0 and model.jnt_type[first] == mujoco.mjtJoint.mjJNT_FREE
+        return int(first) if first >= 0 and model.jnt_type[first] == mujoco.mjtJoint.mjJNT_FREE else None
 
-    def _teleport(self, body, location, rotation) -> None:
-        model, data = self.session.model, self.session.data
-        joint = model.body_jntadr[body]
-        adr, dof = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
-        data.qpos[adr:adr + 3] = location
-        data.qpos[adr + 3:adr + 7] = rotation.normalized()
-        data.qvel[dof:dof + 6] = 0
-        mujoco.mj_forward(model, data)
-
-    def _sync_vertices(self, obj, kind, index, world) -> None:
-        model, data = self.session.model, self.session.data
-        if kind == "flex":
-            adr, num = model.flex_vertadr[index], model.flex_vertnum[index]
-            verts = np.array(data.flexvert_xpos[adr:adr + num])
-        else:
-            verts = skin.skin_vertices(model, data, index)
-        write_vertices(obj.data, verts, world)  # (an edited mesh of another shape is left)
-
-    def _read_mocap(self) -> None:
-        model, data, key = self.session.model, self.session.data, self.session.keyframe
-        for obj, index, body, to_mujoco in self.mocap:
+    def send_mocap(self) -> None:
+        """Mocap bodies follow their objects: their poses, sent when they changed."""
+        if not self.mocap:
+            return
+        model, key = self.model, self.runner.session.keyframe
+        index, pos, quat = [], [], []
+        for obj, mocap, body, to_mujoco in self.mocap:
+            index.append(mocap)
             if transform(obj) == self.held[obj.as_pointer()].transform:
                 # where it was authored: the exact (double) pose of the model or keyframe
-                data.mocap_pos[index] = model.key_mpos[key, 3 * index:3 * index + 3] \
-                    if key >= 0 else model.body_pos[body]
-                data.mocap_quat[index] = model.key_mquat[key, 4 * index:4 * index + 4] \
-                    if key >= 0 else model.body_quat[body]
+                pos.append(model.key_mpos[key, 3 * mocap:3 * mocap + 3] if key >= 0 else model.body_pos[body])
+                quat.append(model.key_mquat[key, 4 * mocap:4 * mocap + 4] if key >= 0
+                            else model.body_quat[body])
             elif _is_identity(to_mujoco):
-                data.mocap_pos[index] = obj.location
+                pos.append(np.array(obj.location))
                 rotation = obj.rotation_quaternion if obj.rotation_mode == "QUATERNION" \
                     else obj.matrix_basis.to_quaternion()
-                data.mocap_quat[index] = rotation.normalized()
+                quat.append(np.array(rotation.normalized()))
             else:
                 loc, rot, _scale = (to_mujoco @ obj.matrix_basis).decompose()
-                data.mocap_pos[index] = loc
-                data.mocap_quat[index] = rot
+                pos.append(np.array(loc))
+                quat.append(np.array(rot))
+        state = (tuple(index), np.array(pos, dtype=float), np.array(quat, dtype=float))
+        sent = self._sent_mocap
+        if sent is not None and np.array_equal(sent[1], state[1]) and np.array_equal(sent[2], state[2]):
+            return
+        self._sent_mocap = state
+        self.runner.send(commands.SetMocap(*state))
 
     # ------------------------------------------------------------ picking
 
@@ -364,25 +424,75 @@ class LiveSimulation:
     def to_blender(self, point) -> Vector:
         return self.world @ Vector(tuple(point))
 
-    # ---------------------------------------------------------- controls
+    # ---------------------------------------------------------- commands
+
+    def send(self, command, wait: float | None = 0.0) -> int:
+        """Send a command; with `wait` (seconds, None: as long as it takes) wait
+        for it and show the result (a paused runner answers at once; inline,
+        it is already applied)."""
+        seq = self.runner.send(command)
+        if wait is None or wait > 0 or not self.runner.threaded:
+            if self.runner.wait(seq, wait):
+                self.show()
+        return seq
+
+    def play(self) -> None:
+        self.send_mocap()
+        self.runner.send(commands.Play())
+
+    def pause(self) -> None:
+        self.runner.send(commands.Pause())
 
     def simulate(self, duration: float) -> int:
-        """Exactly round(duration / timestep) steps (mocap poses read first), then sync."""
-        return self.step(int(round(duration / self.session.model.opt.timestep)))
+        """Exactly round(duration / timestep) steps (mocap poses read first), shown."""
+        return self.step(self.runner.session.steps_for(duration), wait=None)
 
-    def step(self, count: int) -> int:
-        """`count` steps (mocap poses read first), then sync."""
-        self._read_mocap()
-        steps = self.session.step(count)
-        self.sync()
-        return steps
+    def step(self, count: int, wait: float | None = SHOW_WAIT) -> int:
+        """`count` steps (mocap poses read first), shown; the steps taken (inline)."""
+        self.send_mocap()
+        before = self.runner.latest.steps
+        self.send(commands.Step(count), wait)
+        return self.runner.latest.steps - before
 
     def reset(self, keyframe: int | None = None) -> None:
-        self.session.reset(keyframe)
-        self.sync()
+        if keyframe is not None and not -1 <= keyframe < self.model.nkey:
+            raise ValueError(f"keyframe {keyframe} does not exist: the model has {self.model.nkey} "
+                             "keyframe(s)")
+        self._sent_mocap = None
+        self.send(commands.Reset(keyframe), SHOW_WAIT)
+        self.send_mocap()
+
+    def set_control(self, actuator: int, value: float) -> None:
+        seq = self.runner.send(commands.SetControl(actuator, value))
+        if self.model.actuator_ctrllimited[actuator]:
+            low, high = self.model.actuator_ctrlrange[actuator]
+            value = min(max(value, low), high)
+        self._pending_controls[actuator] = (seq, value)
+
+    def control(self, actuator: int) -> float:
+        """An actuator's control: the latest snapshot's, or one sent and not applied yet."""
+        shot = self.runner.latest
+        pending = self._pending_controls.get(actuator)
+        if pending is not None:
+            if pending[0] > shot.applied:
+                return pending[1]
+            del self._pending_controls[actuator]
+        return float(shot.ctrl[actuator]) if actuator < len(shot.ctrl) else 0.0
+
+    # ------------------------------------------------------------ ending
+
+    def stop_runner(self) -> bool:
+        """End the physics thread; False (and a console note) if MuJoCo is stuck in a step."""
+        if self.runner is None or self.runner.stop(STOP_TIMEOUT):
+            return True
+        print(f"MJBlend: the physics thread of {self.name!r} is still inside a MuJoCo step after "
+              f"{STOP_TIMEOUT:g} s; it ends when that step returns")
+        return False
 
     def restore(self) -> None:
-        """Every object the simulation moved back to its authored transform, exactly."""
+        """Every object the simulation moved back to its authored transform, exactly;
+        no instancer left."""
+        self.display.clear()
         for pointer in list(self.held):
             self._restore_one(pointer)
         for pointer, (mesh, coords) in list(self.held_vertices.items()):
@@ -404,7 +514,23 @@ class LiveSimulation:
     def reapply(self) -> None:
         """After a save: the simulated poses again (the file got the authored ones)."""
         self._hold()
-        self.sync()
+        self.display.written = None
+        self.show(force=True)
+
+
+def _moving_groups(driven, driven_pointers) -> list[list]:
+    """For each driven body (row), the drawable objects that move with it: the body
+    object and everything below it down to the next driven body."""
+    groups = []
+    for obj, _body in driven:
+        group, todo = [], [obj]
+        while todo:
+            node = todo.pop()
+            if node.type in DRAWN_TYPES:
+                group.append(node)
+            todo.extend(c for c in node.children if c.as_pointer() not in driven_pointers)
+        groups.append(group)
+    return groups
 
 
 def _chain_to(obj, parent_body):
@@ -476,7 +602,7 @@ def get(scene) -> LiveSimulation | None:
 
 
 def running(scene) -> LiveSimulation | None:
-    """The scene's simulation if one is running (has a session), else None."""
+    """The scene's simulation if one is running (has a runner), else None."""
     live = get(scene)
     return live if live is not None and live.session is not None else None
 
@@ -499,18 +625,24 @@ def ensure(scene) -> LiveSimulation:
     return owner.simulation
 
 
-def drop(live: LiveSimulation, restore: bool = True) -> None:
-    """End a simulation; with `restore`, objects go back to their authored poses.
-    (The scene session stays: its scans and validation are still good.)"""
-    if restore:
-        try:
+def drop(live: LiveSimulation, restore: bool = True) -> bool:
+    """End a simulation: its physics thread joined, no instancer left; with
+    `restore`, objects go back to their authored poses. (The scene session stays:
+    its scans and validation are still good.) False if the thread would not end
+    (MuJoCo stuck in a step: it ends when the step returns)."""
+    ended = live.stop_runner()
+    try:
+        if restore:
             live.restore()
-        except ReferenceError:
-            pass
+        else:
+            live.display.clear()
+    except ReferenceError:
+        pass
     live.held.clear()
-    live.session = None
+    live.runner = None
     if live.owner.simulation is live:
         live.owner.simulation = None
+    return ended
 
 
 def _drop_session(owner: SceneSession, restore: bool) -> None:

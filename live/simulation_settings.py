@@ -7,10 +7,11 @@ The control value lives in the running MjData (a get/set property), so the
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty
 
 from ..components.properties import attribute_property
 from ..components.schema import KINDS
+from ..engine import commands
 from . import scene_session
 
 
@@ -22,9 +23,33 @@ def _override_changed(self, context):
 
 
 def _realtime_changed(self, _context):
-    running = scene_session.get(self.id_data)
-    if running is not None and running.session is not None:
-        running.session.set_speed(self.realtime, scene_session.now())
+    running = scene_session.running(self.id_data)
+    if running is not None:
+        running.send(commands.SetSpeed(self.realtime))
+
+
+def _fast_forward_changed(self, _context):
+    running = scene_session.running(self.id_data)
+    if running is not None:
+        running.send(commands.FastForward(self.fast_forward))
+
+
+def _display_changed(self, _context):
+    running = scene_session.running(self.id_data)
+    if running is not None:
+        running.show(force=True)
+
+
+def _history_get(self):
+    running = scene_session.running(self.id_data)
+    return running.latest.history[1] if running is not None else 0
+
+
+def _history_set(self, value):
+    running = scene_session.running(self.id_data)
+    if running is not None:
+        kept = running.latest.history[0]
+        running.send(commands.ShowHistory(min(max(value, 0), kept - 1)), scene_session.SHOW_WAIT)
 
 
 def _override_group() -> type:
@@ -46,6 +71,22 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
     realtime: FloatProperty(
         name="Speed", default=1.0, min=0.01, max=100.0, soft_max=4.0, update=_realtime_changed,
         description="Simulated seconds per wall-clock second (1 = real time)")
+    fast_forward: BoolProperty(
+        name="Fast-Forward", default=False, update=_fast_forward_changed,
+        description="Step as fast as the machine can, the viewport showing the latest state")
+    display: EnumProperty(
+        name="Display", default="AUTO", update=_display_changed,
+        items=(("AUTO", "Auto", "Objects for robots of tens of bodies; Fast when moving every "
+                "object would not fit a 60 Hz frame"),
+               ("OBJECTS", "Objects", "Every simulated body's object moves (what scripts and "
+                "drivers see)"),
+               ("FAST", "Fast", "One instancer draws the moving geoms; the objects stay where "
+                "they were authored, hidden while playing, and show the state when paused")),
+        description="How the viewport shows a playing simulation")
+    history: IntProperty(
+        name="History", get=_history_get, set=_history_set, min=0,
+        description="Step back through the kept states (pauses; playing continues from the "
+                    "state shown)")
     keyframe: IntProperty(
         name="Keyframe", default=-1, min=-1,
         description="Start and reset from this keyframe (-1: the model's reference pose qpos0)")
@@ -59,22 +100,22 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
 
 def _control_get(obj):
     running, index = _actuator(obj)
-    return float(running.session.data.ctrl[index]) if running else 0.0
+    return running.control(index) if running else 0.0
 
 
 def _control_set(obj, value):
     running, index = _actuator(obj)
     if running:
-        running.session.set_control(index, value)
+        running.set_control(index, value)
 
 
 def _actuator(obj):
     """(live simulation, actuator id) of an actuator object, or (None, -1)."""
-    running = scene_session.get(bpy.context.scene) if bpy.context.scene else None
-    if running is None or running.session is None:
+    running = scene_session.running(bpy.context.scene) if bpy.context.scene else None
+    if running is None:
         return None, -1
-    kind, index = running.session.ids.get(obj.as_pointer(), (None, -1))
-    return (running, index) if kind == "actuator" else (None, -1)
+    index = running.actuator_ids.get(obj.as_pointer())
+    return (running, index) if index is not None else (None, -1)
 
 
 CLASSES = (OptionOverride, MJBLEND_PG_simulation)

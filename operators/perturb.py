@@ -4,7 +4,8 @@ right-drag turns it; while paused the drags move it. Double-click selects the
 body under the cursor. The keymap (ui/keymaps.py) calls these only in the
 3D viewport, and their poll lets the click through when nothing simulates.
 
-Thin: engine/perturb.py does the MuJoCo side (mjvPerturb), live/scene_session.py
+Thin: engine/perturb.py does the MuJoCo side (mjvPerturb, on the runner's thread:
+the operator only sends StartGrab / Drag / Release commands), live/scene_session.py
 knows which body an object belongs to.
 """
 
@@ -21,7 +22,7 @@ from ..authoring import authoring
 from ..live import scene_session
 from ..scene import preferences
 from ..scan import scene_scan
-from ..engine import perturb
+from ..engine import commands, perturb
 
 TURN_PER_PIXEL = math.radians(0.5)
 MAX_SKIPPED = 32  # objects outside the model a pick ray passes through
@@ -85,14 +86,13 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
         body = running.body_of(obj) if obj is not None else None
         if body is None:
             return {"CANCELLED", "PASS_THROUGH"}  # nothing to grab: Blender's own click
-        model, data = running.session.model, running.session.data
-        if model.body_mocapid[body] >= 0:
+        if running.model.body_mocapid[body] >= 0:
             self.report({"INFO"}, "A mocap body follows its object: move the object (G) instead")
             return {"CANCELLED", "PASS_THROUGH"}
-        self.grab = perturb.Grab(model, data, body, running.to_mujoco(location), rotate=self.rotate,
-                                 view_distance=context.region_data.view_distance,
-                                 stiffness_scale=preferences.get(context).spring_stiffness)
-        running.session.grab_body(self.grab)
+        self._grab = running.send(commands.StartGrab(
+            body, tuple(running.to_mujoco(location)), rotate=self.rotate,
+            view_distance=context.region_data.view_distance,
+            stiffness_scale=preferences.get(context).spring_stiffness))
         self._live, self._plane_point = running, Vector(location)
         self._button, self._last = event.type, coord
         name = running.by_id[("body", body)].name
@@ -104,7 +104,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
 
     def modal(self, context, event):
         running = self._live
-        if not scene_session.is_current(running) or running.session.grab is not self.grab:
+        if not scene_session.is_current(running) or not self._holding():
             return self._end(context, {"CANCELLED"})  # stopped, reset or recompiled
         if event.type in ("MOUSEMOVE", "INBETWEEN_MOUSEMOVE"):
             self._drag(context, event)
@@ -115,32 +115,42 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
             return self._end(context, {"CANCELLED"})
         return {"PASS_THROUGH"}  # the play operator's timer and everything else
 
+    def _holding(self) -> bool:
+        """Does our spring still hold (not let go by a reset or a recompile)? Until
+        the runner has applied it, yes."""
+        shot = self._live.latest
+        return shot.applied < self._grab or shot.grab is not None
+
     def _drag(self, context, event):
         running, view = self._live, context.region_data
         coord = (event.mouse_region_x, event.mouse_region_y)
+        to_mujoco = running.world.inverted().to_3x3()
         if self.rotate:
             inverse = view.view_matrix.inverted()
             up, right = inverse.col[1].xyz, inverse.col[0].xyz
             dx, dy = coord[0] - self._last[0], coord[1] - self._last[1]
             if dx:
-                self.grab.turn(running.world.inverted().to_3x3() @ up, dx * TURN_PER_PIXEL)
+                self._send(commands.Drag(axis=tuple(to_mujoco @ up), angle=dx * TURN_PER_PIXEL))
             if dy:
-                self.grab.turn(running.world.inverted().to_3x3() @ right, -dy * TURN_PER_PIXEL)
+                self._send(commands.Drag(axis=tuple(to_mujoco @ right), angle=-dy * TURN_PER_PIXEL))
         else:
             region = context.region
             target = perturb.drag_target(coord, (region.width, region.height), view.view_matrix,
                                          view.window_matrix, self._plane_point, horizontal=event.shift)
             if target is not None:
-                self.grab.move_to(running.to_mujoco(target))
+                self._send(commands.Drag(target=tuple(running.to_mujoco(target))))
         self._last = coord
-        if not running.session.playing:  # paused: the drag moves the body
-            self.grab.apply_pose(running.session.model, running.session.data)
-            running.sync()
         context.area.tag_redraw()
 
+    def _send(self, command) -> None:
+        """Playing, the spring pulls from the next step on; paused, the body moves
+        there now (the paused runner answers at once) and shows."""
+        running = self._live
+        running.send(command, 0.0 if running.playing else scene_session.SHOW_WAIT)
+
     def _end(self, context, result):
-        if scene_session.is_current(self._live) and self._live.session.grab is self.grab:
-            self._live.session.release()
+        if scene_session.is_current(self._live) and self._holding():
+            self._live.send(commands.Release())
         context.workspace.status_text_set(None)
         if context.area:
             context.area.tag_redraw()

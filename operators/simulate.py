@@ -1,7 +1,8 @@
 """Simulation operators: play (modal, on a window-manager timer), pause, step,
 reset, stop, and simulate (a fixed duration, for scripts and `--background`).
 
-Thin: live/scene_session.py compiles, binds and syncs; engine/session.py steps.
+Thin: live/scene_session.py compiles, binds, sends commands and shows snapshots;
+engine/runner.py steps (on its own thread in a window).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import bpy
 from bpy.props import FloatProperty, IntProperty
 
 from ..authoring import authoring
+from ..engine import commands
+from ..engine.runner import DISPLAY_RATE
 from ..live import scene_session
 from .reporting import run_reporting
 
@@ -34,7 +37,7 @@ def _redraw(context):
 
 
 class MUJOCO_OT_play(bpy.types.Operator):
-    """Simulate the scene in real time (MuJoCo); objects follow the simulation"""
+    """Simulate the scene in real time (MuJoCo, on its own thread); the viewport shows it"""
 
     bl_idname = "mujoco.play"
     bl_label = "Play"
@@ -46,10 +49,10 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.session.play(scene_session.now())
+        running.play()
         if running.modal_running:  # a paused simulation resumes on its own timer
             return {"FINISHED"}
-        self._timer = context.window_manager.event_timer_add(1 / 60, window=context.window)
+        self._timer = context.window_manager.event_timer_add(1 / DISPLAY_RATE, window=context.window)
         self._live = running
         running.modal_running = True
         context.window_manager.modal_handler_add(self)
@@ -59,12 +62,12 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = self._live
         if not scene_session.is_current(running):
             return self._finish(context)  # stopped, reloaded or the scene is gone
-        if event.type == "TIMER":  # (any timer: advancing goes by the wall clock)
-            running.tick(scene_session.now(), context.selected_objects)
-            message = running.session.take_message()
+        if event.type == "TIMER":  # (any timer: the runner keeps its own time)
+            if running.tick(scene_session.now(), context.selected_objects):
+                _redraw(context)
+            message = running.take_message()
             if message:
                 self.report({"WARNING"}, message)
-            _redraw(context)
         return {"PASS_THROUGH"}
 
     def _finish(self, context):
@@ -78,12 +81,12 @@ class MUJOCO_OT_play(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.session.play(scene_session.now())
+        running.play()
         return {"FINISHED"}
 
 
 class MUJOCO_OT_pause(bpy.types.Operator):
-    """Pause the simulation (objects stay where it left them)"""
+    """Pause the simulation (the viewport shows the state it paused in)"""
 
     bl_idname = "mujoco.pause"
     bl_label = "Pause"
@@ -91,11 +94,12 @@ class MUJOCO_OT_pause(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        running = scene_session.get(context.scene)
-        return running is not None and running.session.playing
+        running = scene_session.running(context.scene)
+        return running is not None and running.playing
 
     def execute(self, context):
-        scene_session.get(context.scene).session.pause()
+        scene_session.running(context.scene).pause()
+        _redraw(context)
         return {"FINISHED"}
 
 
@@ -113,9 +117,32 @@ class MUJOCO_OT_step(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         running.take_edits(context.selected_objects)
-        running.session.pause()
         running.step(self.count)
         _report_divergence(self, running)
+        _redraw(context)
+        return {"FINISHED"}
+
+
+class MUJOCO_OT_history_step(bpy.types.Operator):
+    """Show the kept state before (or after) the one shown; the simulation pauses"""
+
+    bl_idname = "mujoco.history_step"
+    bl_label = "Step Through History"
+    bl_options = {"REGISTER"}
+
+    offset: IntProperty(name="Offset", default=-1, description="Kept states to move: -1 back, 1 forward")
+
+    @classmethod
+    def poll(cls, context):
+        running = scene_session.running(context.scene)
+        return running is not None and running.latest.history[0] > 1
+
+    def execute(self, context):
+        running = scene_session.running(context.scene)
+        kept, shown = running.latest.history
+        index = min(max(shown + self.offset, 0), kept - 1)
+        running.send(commands.ShowHistory(index), scene_session.SHOW_WAIT)
+        _redraw(context)
         return {"FINISHED"}
 
 
@@ -136,8 +163,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
         outcome = run_reporting(self, lambda: running.reset(keyframe), ValueError)
-        if outcome == {"FINISHED"} and running.session.playing:
-            running.session.play(scene_session.now())
+        _redraw(context)
         return outcome
 
 
@@ -153,7 +179,9 @@ class MUJOCO_OT_stop(bpy.types.Operator):
         return scene_session.get(context.scene) is not None
 
     def execute(self, context):
-        scene_session.drop(scene_session.get(context.scene), restore=True)
+        if not scene_session.drop(scene_session.get(context.scene), restore=True):
+            self.report({"WARNING"}, "MuJoCo is still inside a step: its thread ends when the step "
+                                     "returns (the objects are back as authored)")
         _redraw(context)
         return {"FINISHED"}
 
@@ -173,24 +201,25 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         running.take_edits(context.selected_objects)
-        playing = running.session.playing
+        playing = running.playing
         steps = running.simulate(self.duration)
-        if playing and not running.session.message:
-            running.session.play(scene_session.now())
+        if playing and not running.latest.message:
+            running.play()
         if not _report_divergence(self, running):
-            self.report({"INFO"}, f"Simulated {steps} steps: t = {running.session.data.time:.4f} s")
+            self.report({"INFO"}, f"Simulated {steps} steps: t = {running.latest.time:.4f} s")
         return {"FINISHED"}
 
 
 def _report_divergence(operator, running) -> bool:
-    if running.session.message:
-        operator.report({"WARNING"}, running.session.message)
+    message = running.take_message()
+    if message:
+        operator.report({"WARNING"}, message)
         return True
     return False
 
 
-CLASSES = (MUJOCO_OT_play, MUJOCO_OT_pause, MUJOCO_OT_step, MUJOCO_OT_reset, MUJOCO_OT_stop,
-           MUJOCO_OT_simulate)
+CLASSES = (MUJOCO_OT_play, MUJOCO_OT_pause, MUJOCO_OT_step, MUJOCO_OT_history_step, MUJOCO_OT_reset,
+           MUJOCO_OT_stop, MUJOCO_OT_simulate)
 
 
 class MUJOCO_OT_zero_controls(bpy.types.Operator):
@@ -202,10 +231,11 @@ class MUJOCO_OT_zero_controls(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return scene_session.get(context.scene) is not None
+        return scene_session.running(context.scene) is not None
 
     def execute(self, context):
-        scene_session.get(context.scene).session.zero_controls()
+        running = scene_session.running(context.scene)
+        running.send(commands.ZeroControls(), scene_session.SHOW_WAIT)
         return {"FINISHED"}
 
 

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 ADDON = __package__.rpartition(".")[0]  # the add-on's own module, however it is installed
 
-DEFAULTS = SimpleNamespace(spring_stiffness=1.0)
+DEFAULTS = SimpleNamespace(spring_stiffness=1.0, history_seconds=10.0, history_megabytes=256,
+                           physics_thread=True)
 
 
 def get(context):

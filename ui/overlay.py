@@ -35,11 +35,11 @@ def grab_segments():
     """[(grab point, target)] in Blender world space, one per active grab."""
     out = []
     for running in scene_session.all_live():
-        session = running.session
-        if session is not None and session.grab is not None:
-            grab = session.grab
-            out.append((running.to_blender(grab.grab_point(session.data)),
-                        running.to_blender(grab.target)))
+        if running.runner is None:
+            continue
+        grab = running.latest.grab
+        if grab is not None:
+            out.append((running.to_blender(grab.point), running.to_blender(grab.target)))
     return out
 
 
@@ -52,8 +52,9 @@ def inertia_boxes(scene):
     outcome = validation.result(scene)
     scans = scene_session.of(scene).scans
     for root in scene_scan.model_roots(scene):
-        if running is not None and running.session is not None:
-            model, bodies = running.session.model, running.by_id
+        shot = running.latest if running is not None and running.runner is not None else None
+        if shot is not None:
+            model, bodies = running.model, running.by_id
         elif outcome is not None and root.name in outcome.models and scans.scanner_of(root):
             model = outcome.models[root.name]
             elements = scans.scanner_of(root).elements.values()
@@ -64,12 +65,19 @@ def inertia_boxes(scene):
             half = inertia.equivalent_box(model, body) if kind == "body" else None
             if half is None or scene_scan.model_of(obj) is not root:
                 continue
-            frame = obj.matrix_world @ Matrix.LocRotScale(Vector(model.body_ipos[body]),
-                                                         Quaternion(model.body_iquat[body]), None)
+            if shot is not None and shot.model is model:  # where the simulation has it
+                pose = running.world @ _pose(shot.xpos[body], shot.xquat[body])
+            else:
+                pose = obj.matrix_world
+            frame = pose @ _pose(model.body_ipos[body], model.body_iquat[body])
             corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
             lines += [tuple(corners[i]) for edge in EDGES for i in edge]
             centres.append(tuple(frame.translation))
     return lines, centres
+
+
+def _pose(pos, quat) -> Matrix:
+    return Matrix.LocRotScale(Vector(pos), Quaternion(quat), None)
 
 
 def _draw(lines, points, color, line_width: float, point_size: float) -> None:

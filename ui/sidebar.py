@@ -24,10 +24,11 @@ def _running(context):
 def draw_transport(layout, context) -> None:
     running = _running(context)
     row = layout.row(align=True)
-    if running and running.session.playing:
+    if running and running.playing:
         row.operator("mujoco.pause", text="Pause", icon="PAUSE")
     else:
         row.operator("mujoco.play", text="Play", icon="PLAY")
+    row.prop(context.scene.mujoco_simulation, "fast_forward", text="", icon="FF")
     row.operator("mujoco.step", text="", icon="FRAME_NEXT")
     row.operator("mujoco.reset", text="", icon="FILE_REFRESH")
     sub = row.row(align=True)
@@ -52,19 +53,32 @@ class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
         col = layout.column()
         col.prop(settings, "realtime")
         col.prop(settings, "keyframe")
+        col.prop(settings, "display")
         running = _running(context)
         if running is None:
             layout.label(text="Stopped: objects are as authored")
             return
-        session = running.session
+        shot = running.latest
         box = layout.box()
-        box.label(text=f"Time  {session.data.time:.3f} s")
-        state = "playing" if session.playing else "paused"
-        box.label(text=f"{state}, {session.achieved:.2f}x real time" if session.playing else state)
-        if session.behind:
-            box.label(text=f"Cannot keep up with {session.realtime:g}x", icon="ERROR")
-        if session.message:
-            box.label(text=session.message, icon="ERROR")
+        box.label(text=f"Time  {shot.time:.3f} s")
+        if running.playing:
+            pace = "as fast as it can" if shot.fast_forward else f"{shot.achieved:.2f}x real time"
+            box.label(text=f"playing, {pace}" if shot.playing else "playing")
+        else:
+            box.label(text="paused")
+        if running.display.fast_now:
+            box.label(text="Fast display: the objects show the state when paused", icon="MOD_INSTANCE")
+        if shot.behind:
+            box.label(text=f"Cannot keep up with {shot.speed:g}x: slowed down", icon="ERROR")
+        if shot.message:
+            for line in textwrap.wrap(shot.message, 48):
+                box.label(text=line, icon="ERROR")
+        kept, shown = shot.history
+        if kept > 1:
+            row = layout.row(align=True)
+            row.operator("mujoco.history_step", text="", icon="TRIA_LEFT").offset = -1
+            row.prop(settings, "history", text=f"History ({kept})")
+            row.operator("mujoco.history_step", text="", icon="TRIA_RIGHT").offset = 1
         if running.error:
             err = layout.box()
             err.alert = True
@@ -73,7 +87,7 @@ class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
                 err.label(text=line)
             for name in running.error_objects:
                 err.operator("mujoco.select_object", text=f"Select {name}").name = name
-        for text in session.warnings() + running.warnings:
+        for text in shot.warnings + tuple(running.warnings):
             layout.label(text=text, icon="INFO")
 
 
@@ -88,11 +102,12 @@ class _Readout(_SidebarPanel):
     @classmethod
     def poll(cls, context):
         running = _running(context)
-        return running is not None and getattr(running.session.model, cls.count) > 0
+        return running is not None and getattr(running.latest.model, cls.count) > 0
 
     def draw(self, context):
         running = _running(context)
-        model, data = running.session.model, running.session.data
+        shot = running.latest
+        model, data = shot.model, shot
         col = self.layout.column(align=True)
         self.draw_header_rows(col)
         for index in range(min(getattr(model, self.count), MAX_ROWS)):
@@ -104,6 +119,7 @@ class _Readout(_SidebarPanel):
         """Anything above the rows (none by default)."""
 
     def draw_row(self, col, model, data, index, obj, name) -> None:
+        """One element's row; `data`: the latest snapshot (its qpos, sensordata, ...)."""
         raise NotImplementedError
 
 
@@ -178,7 +194,7 @@ class MJBLEND_PT_overrides(_SidebarPanel, bpy.types.Panel):
 
 def draw_header_button(self, context):
     running = _running(context)
-    if running and running.session.playing:
+    if running and running.playing:
         self.layout.operator("mujoco.pause", text="", icon="PAUSE")
     else:
         self.layout.operator("mujoco.play", text="", icon="PLAY")

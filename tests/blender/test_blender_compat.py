@@ -15,6 +15,10 @@ def has_property(rna_type, name):
     return name in rna_type.bl_rna.properties
 
 
+def attribute_types():
+    return {item.identifier for item in bpy.types.Attribute.bl_rna.properties["data_type"].enum_items}
+
+
 def fresh_mesh():
     mesh = bpy.data.meshes.new("compat probe")
     mesh.vertices.add(3)
@@ -45,6 +49,7 @@ CLAIMS = {
     "FREE_NORMALS": lambda: free_normal_shows(),
     "UV_VECTOR_ARRAY": lambda: has_property(bpy.types.MeshUVLoopLayer, "uv"),
     "NODE_TREE_INTERFACE": lambda: has_property(bpy.types.NodeTree, "interface"),
+    "QUATERNION_ATTRIBUTE": lambda: "QUATERNION" in attribute_types(),
     "SURFACE_RENDER_METHOD": lambda: has_property(bpy.types.Material, "surface_render_method"),
     "HAS_TRANSPARENT_SHADOW": lambda: has_property(bpy.types.Material, "use_transparent_shadow"),
     "FILE_HANDLER": lambda: hasattr(bpy.types, "FileHandler"),

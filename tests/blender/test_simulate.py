@@ -43,6 +43,8 @@ def mujoco_after(path, steps, prepare=None):
     if prepare:
         prepare(model, data)
     mujoco.mj_step(model, data, nstep=steps)
+    mujoco.mj_kinematics(model, data)  # the poses of the final state (mj_step leaves the previous one's)
+    mujoco.mj_flex(model, data)
     return model, data
 
 
@@ -234,8 +236,8 @@ def test_divergence_pauses_and_blender_carries_on(clean_scene, tmp_path):
     build.import_file(str(path), clean_scene)
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.simulate(duration=1.0)
-    session = scene_session.get(bpy.context.scene).session
-    assert not session.playing and "diverged" in session.message
+    running = scene_session.get(bpy.context.scene)
+    assert not running.playing and not running.latest.playing and "diverged" in running.latest.message
     scene_session.drop_all()
 
 
@@ -324,7 +326,7 @@ def test_the_modal_operator_steps_on_timer_events(desk):
     from mjblend.operators.simulate import MUJOCO_OT_play
 
     running = scene_session.ensure(bpy.context.scene)
-    running.session.play(scene_session.now())
+    running.play()
     operator = SimpleNamespace(_live=running, _timer=None, report=lambda *_a: None,
                                _finish=lambda _context: {"FINISHED"})
     timer = SimpleNamespace(type="TIMER")

@@ -1,0 +1,288 @@
+"""The Fast display (sync/instancer.py): one Geometry Nodes object draws every
+source object moved by its body's displacement, in the viewport, in ray casts and
+in renders, with the sources hidden; removing it leaves nothing behind.
+
+Plain Blender objects, no MuJoCo model: a group is whatever moves with one body."""
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Euler, Matrix, Quaternion, Vector
+
+from mjblend.sync import instancer as fast
+
+ATOL = 1e-6
+
+
+def box(name, size=1.0, location=(0, 0, 0)):
+    """A cube of half-size `size`, made with bpy.data, linked to the scene."""
+    h = size
+    verts = [(x, y, z) for x in (-h, h) for y in (-h, h) for z in (-h, h)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    return obj
+
+
+def sphere(name, location):
+    mesh = bpy.data.meshes.new(name)
+    import bmesh
+    bm = bmesh.new()
+    bmesh.ops.create_icosphere(bm, subdivisions=2, radius=0.3)
+    bm.to_mesh(mesh)
+    bm.free()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    return obj
+
+
+@pytest.fixture
+def groups(clean_scene):
+    """Four bodies; names chosen so that Blender's name order is not the groups' order."""
+    a = box("zeta", 0.5, (1, 2, 3))
+    a.rotation_euler = (0.3, -0.2, 0.9)
+    b = box("Alpha", 0.4, (-2, 0, 1))
+    b.scale = (0.5, 2.0, 1.5)  # scaled, and the parent of c
+    c = sphere("b10", (0, 0, 0))
+    c.parent = b
+    c.location = (1.0, 0.5, -0.25)
+    c.rotation_euler = (0, 0.7, 0)
+    d = sphere("b9", (0.5, -1, 0))
+    e = box("B2", 0.2, (3, -3, 0.5))
+    clean_scene.view_layers[0].update()
+    return [[a], [b, c], [], [d, e]]
+
+
+def make(groups, name="model"):
+    scene = bpy.context.scene
+    return fast.Instancer(name, groups, scene.collection, bpy.context.view_layer)
+
+
+def displacement(pos, quat):
+    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).to_matrix().to_4x4()
+
+
+def random_motion(rng, n):
+    pos = rng.uniform(-2, 2, (n, 3))
+    quat = rng.normal(size=(n, 4))
+    return pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)
+
+
+def instances_of(inst):
+    """{source object name: [world matrices]} of the instancer's instances."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    found = {}
+    for instance in depsgraph.object_instances:
+        if instance.is_instance and instance.parent and instance.parent.original == inst.object:
+            found.setdefault(instance.instance_object.original.name, []).append(instance.matrix_world.copy())
+    return found
+
+
+def test_instances_follow_their_bodies(groups):
+    authored = {obj.name: obj.matrix_world.copy() for group in groups for obj in group}
+    inst = make(groups)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        pos, quat = random_motion(rng, len(groups))
+        inst.write(pos, quat)
+        bpy.context.view_layer.update()
+        found = instances_of(inst)
+        assert sorted(found) == sorted(authored)
+        for row, group in enumerate(groups):
+            for obj in group:
+                (world,) = found[obj.name]
+                expected = displacement(pos[row], quat[row]) @ authored[obj.name]
+                error = np.abs(np.array(world) - np.array(expected)).max()
+                assert error < ATOL, f"{obj.name}: {error}"
+    # the sources themselves stay where they were authored
+    for group in groups:
+        for obj in group:
+            assert np.allclose(np.array(obj.matrix_world), np.array(authored[obj.name]), atol=1e-7)
+    inst.remove()
+
+
+def test_instancer_is_no_element(groups):
+    inst = make(groups)
+    kind = inst.object.mujoco.bl_rna.properties["kind"].default
+    assert inst.object.mujoco.kind == kind
+    assert inst.object.parent is None and inst.object.hide_select
+    assert inst.object.name in bpy.context.scene.collection.objects
+    assert not any(inst.source_collection.name in c.children for c in bpy.data.collections)
+    assert inst.source_collection.name not in bpy.context.scene.collection.children
+    inst.remove()
+
+
+def test_one_object_in_two_groups_is_refused(groups):
+    with pytest.raises(ValueError):
+        make([groups[0], groups[0]])
+
+
+def test_write_checks_shapes(groups):
+    inst = make(groups)
+    with pytest.raises(ValueError):
+        inst.write(np.zeros((3, 3)), np.zeros((3, 4)))
+    inst.remove()
+
+
+def box_hit(world, origin, direction, half):
+    """Where a ray first hits the box [-half, half]^3 placed by `world` (slab method)."""
+    inverse = world.inverted()
+    o = np.array(inverse @ origin)
+    d = np.array(inverse.to_3x3() @ direction)
+    with np.errstate(divide="ignore"):
+        t1, t2 = (-half - o) / d, (half - o) / d
+    near = np.minimum(t1, t2).max()
+    assert near <= np.maximum(t1, t2).min()
+    return origin + float(near) * direction
+
+
+def test_ray_cast_hits_the_moved_instance(groups):
+    source = groups[0][0]
+    authored = source.matrix_world.copy()
+    inst = make(groups)
+    rng = np.random.default_rng(3)
+    pos, quat = random_motion(rng, len(groups))
+    pos[0] = (5.0, -4.0, 2.0)
+    inst.write(pos, quat)
+    inst.hide_sources(True)
+    layer = bpy.context.view_layer
+    layer.update()
+    moved = displacement(pos[0], quat[0]) @ authored
+    centre = moved.translation
+    origin = centre + Vector((0.05, -0.03, 10.0))
+    direction = Vector((0.0, 0.0, -1.0))
+    hit, location, _normal, _index, obj, matrix = bpy.context.scene.ray_cast(layer.depsgraph, origin, direction)
+    assert hit and obj.original == source
+    assert (location - box_hit(moved, origin, direction, 0.5)).length < 1e-5
+    assert np.abs(np.array(matrix) - np.array(moved)).max() < ATOL
+    # nothing is left at the authored pose
+    hit, *_ = bpy.context.scene.ray_cast(layer.depsgraph, authored.translation + Vector((0, 0, 10)), direction)
+    assert not hit
+    inst.remove()
+
+
+# ---------------------------------------------------------------- rendering
+
+SIZE = 16  # pixels, and world units across: one pixel per unit, the origin at the centre
+
+
+def render_alpha(scene, tmp_path, name):
+    scene.render.filepath = str(tmp_path / f"{name}.png")
+    bpy.ops.render.render(write_still=True)
+    image = bpy.data.images.load(scene.render.filepath)
+    alpha = np.array(image.pixels[:]).reshape(SIZE, SIZE, 4)[..., 3]
+    bpy.data.images.remove(image)
+    return lambda x, y: alpha[int(y + SIZE / 2), int(x + SIZE / 2)]  # rows go up from the bottom
+
+
+@pytest.fixture
+def top_view(clean_scene):
+    """Workbench, transparent film, an orthographic camera looking down on 16 x 16 units."""
+    scene = clean_scene
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    scene.collection.objects.link(camera)
+    camera.data.type = "ORTHO"
+    camera.data.ortho_scale = SIZE
+    camera.location = (0, 0, 20)
+    scene.camera = camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.film_transparent = True
+    scene.render.resolution_x = scene.render.resolution_y = SIZE
+    scene.render.resolution_percentage = 100
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = "RGBA"
+    return scene
+
+
+def test_hidden_sources_are_neither_drawn_nor_rendered(top_view, tmp_path):
+    scene = top_view
+    shown = box("shown", 1.0, (-4.5, -4.5, 0))
+    not_rendered = box("not rendered", 1.0, (-4.5, 4.5, 0))
+    not_rendered.hide_render = True  # (as an unhidden collision geom: drawn, not rendered)
+    inst = make([[shown], [not_rendered]])
+    inst.write([(9.0, 9.0, 0.0), (9.0, -9.0, 0.0)], [(1, 0, 0, 0)] * 2)
+    inst.hide_sources(True)
+    layer = bpy.context.view_layer
+    layer.update()
+
+    # the viewport: no source of its own, both instances
+    assert not shown.visible_get() and not not_rendered.visible_get()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    drawn = [(i.is_instance, i.object.original.name) for i in depsgraph.object_instances
+             if i.object.original in (shown, not_rendered)]
+    assert sorted(drawn) == [(True, "not rendered"), (True, "shown")]
+
+    # a render: the moved instance where its source renders, nothing at the authored spots
+    alpha = render_alpha(scene, tmp_path, "hidden")
+    assert alpha(4.5, 4.5) > 0.99
+    assert alpha(-4.5, -4.5) == 0 and alpha(-4.5, 4.5) == 0
+    assert alpha(4.5, -4.5) == 0  # the instance of a source that does not render
+
+    # shown again: the source renders at its authored pose, next to its instance
+    inst.hide_sources(False)
+    alpha = render_alpha(scene, tmp_path, "shown")
+    assert alpha(4.5, 4.5) > 0.99 and alpha(-4.5, -4.5) > 0.99
+    assert alpha(-4.5, 4.5) == 0 and alpha(4.5, -4.5) == 0
+    inst.remove()
+
+
+# ---------------------------------------------------------------- clean up
+
+def counts():
+    data = bpy.data
+    return {"objects": len(data.objects), "meshes": len(data.meshes),
+            "node_groups": len(data.node_groups), "collections": len(data.collections)}
+
+
+def looks(objects, besides=None):
+    """How the objects are shown and selected, and where they are linked (besides `besides`)."""
+    layer = bpy.context.view_layer
+    return {obj.name: (obj.hide_viewport, obj.hide_render, obj.hide_get(), obj.select_get(),
+                       sorted(c.name for c in obj.users_collection if c != besides)) for obj in objects} | \
+        {"active": layer.objects.active and layer.objects.active.name}
+
+
+def test_remove_leaves_everything_as_it_was(groups):
+    sources = [obj for group in groups for obj in group]
+    sources[0].select_set(True)
+    sources[1].select_set(True)
+    bpy.context.view_layer.objects.active = sources[1]
+    sources[2].hide_render = True
+    sources[3].hide_set(True)  # (the caller draws only visible objects; kept as it was all the same)
+    before, looked = counts(), looks(sources)
+    inst = make(groups)
+    inst.hide_sources(True)
+    assert all(obj.hide_viewport and obj.hide_render for obj in sources)
+    assert not sources[0].select_get()  # (Blender deselects what it hides)
+    inst.hide_sources(True)  # twice: still the state from before the first
+    inst.hide_sources(False)
+    assert looks(sources, besides=inst.source_collection) == looked
+    inst.hide_sources(True)
+    inst.remove()
+    assert counts() == before
+    assert looks(sources) == looked
+    inst.remove()  # twice: nothing more to do
+
+
+def test_remove_after_a_failed_build(groups):
+    before = counts()
+    layer = bpy.context.view_layer
+    hidden = bpy.data.collections.new("elsewhere")  # not in the view layer: Blender shows no instance
+    with pytest.raises(RuntimeError):
+        fast.Instancer("model", groups, hidden, layer)
+    bpy.data.collections.remove(hidden)
+    assert counts() == before
+
+
+def test_quaternion_to_euler_is_blenders():
+    rng = np.random.default_rng(11)
+    quat = rng.normal(size=(200, 4))
+    quat[:3] = [(1, 0, 0, 0), (np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0), (0.5, 0.5, 0.5, 0.5)]  # gimbal too
+    euler = fast.quaternion_to_euler(quat)
+    for q, e in zip(quat, euler, strict=True):
+        expected = Quaternion(q).normalized().to_matrix()
+        assert np.abs(np.array(Euler(e, "XYZ").to_matrix()) - np.array(expected)).max() < 1e-6  # (mathutils is float32)
