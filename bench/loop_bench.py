@@ -1,22 +1,25 @@
-"""The simulation loop: stepping and syncing cost, against raw `mj_step` in the same run.
+"""The simulation loop: the runner and the viewport sync, against raw `mj_step` in the same run.
 
-    .venv/bin/python bench/loop_bench.py [--model PATH] [--seconds S] [--bodies N] [--repeat R]
+    .venv/bin/python bench/loop_bench.py [--seconds S] [--bodies N] [--repeat R] [--quick]
 
-1. raw `mj_step` throughput on one model (default: the corpus humanoid, else
-   examples/desk_toys.xml), steps per second;
-2. the session's advance + sync with a sync every 1/60 s of simulated time
-   (each sync counted until the depsgraph has evaluated every moved object, as
-   a viewport frame needs), steps per second, and its ratio to 1;
-3. sync cost per body per frame on a scene of N free bodies (default 1000):
-   writing the poses plus the view layer update that makes every object's
-   evaluated `matrix_world` show them, per body.
+1. raw `mj_step` throughput: the corpus humanoid (else examples/desk_toys.xml)
+   and a scene of N free bodies (default 1000), steps per second, from the
+   reset state over as many steps as the runner took in part 2;
+2. fast-forward: the runner's steps per second on its physics thread while the
+   main thread shows the latest snapshot at 60 Hz of wall time (the display
+   mode Auto picks: Objects for the humanoid, Fast for N bodies; each frame
+   counted until the depsgraph has evaluated it), as a fraction of raw;
+   target >= 90% on both;
+3. sync per body per frame on the N free bodies, until the depsgraph has
+   evaluated what the viewport will draw: Fast (the instancer) target
+   <= 1 us per body; Objects against plain Python writes of the same poses to
+   the same objects (ratio; target <= 1);
+4. the largest scene of free bodies that holds real time at 60 displayed
+   frames per second, in Fast and in Objects mode (the runner on its thread,
+   the display loop on the main thread, both for real).
 
-Targets (issue 5): 2 >= 90% of 1; 3 <= 2 us per body. Each figure is the
-median of R repeats (the machine is noisy). Baselines measured in the same run
-show what Blender itself costs: for 2, plain assignments of the same poses to
-the same objects plus the update (so the highest fraction of raw any sync can
-reach); for 3, the same assignments on MJBlend's objects, and on bare twins of
-them (same hierarchy and meshes, no add-on properties).
+Each figure is the median of R repeats, interleaved with its baseline (the
+machine is noisy: about one core of real throughput).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUMANOID = os.path.join(ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid", "humanoid.xml")
 DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
+FRAME = 1 / 60
 
 
 def many_bodies(count: int) -> str:
@@ -44,173 +48,204 @@ def many_bodies(count: int) -> str:
            '</worldbody></mujoco>'
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=HUMANOID if os.path.exists(HUMANOID) else DESK)
-    parser.add_argument("--seconds", type=float, default=2.0, help="simulated time per measurement")
-    parser.add_argument("--bodies", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    addons = tempfile.mkdtemp(prefix="mjblend-bench-")
-    os.symlink(ROOT, os.path.join(addons, "mjblend"))
-    sys.path.insert(0, addons)
-    import bpy
-    import addon_utils
-    import mujoco
-    addon_utils.enable("mjblend", default_set=True)
-    from mjblend.live import scene_session
-    from mjblend.importer import build
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        addons = tempfile.mkdtemp(prefix="mjblend-bench-")
+        os.symlink(ROOT, os.path.join(addons, "mjblend"))
+        sys.path.insert(0, addons)
+        import bpy
+        import addon_utils  # (importable once bpy is)
+        import mujoco
+        addon_utils.enable("mjblend", default_set=True)
+        from mjblend.engine import commands
+        from mjblend.importer import build
+        from mjblend.live import scene_session
+        self.bpy, self.mujoco, self.build = bpy, mujoco, build
+        self.commands, self.scene_session = commands, scene_session
+        self.folder = tempfile.mkdtemp(prefix="mjblend-bench-")
 
-    # 1 + 2: raw stepping, then the session stepping with a synced frame every 1/60 s
-    bpy.ops.wm.read_homefile(use_empty=True)
-    build.import_file(args.model, bpy.context.scene)
-    running = scene_session.ensure(bpy.context.scene)
-    model = running.session.model
-    steps = int(round(args.seconds / model.opt.timestep))
-    per_frame = max(1, int(round(1 / 60 / model.opt.timestep)))
-    view_layer = bpy.context.view_layer
+    def load(self, path, display="AUTO", threaded=True):
+        """A fresh scene with `path` imported; its live simulation (not playing)."""
+        bpy = self.bpy
+        self.scene_session.drop_all()
+        bpy.ops.wm.read_homefile(use_empty=True)
+        self.build.import_file(path, bpy.context.scene)
+        bpy.context.scene.mujoco_simulation.display = display
+        self.scene_session.THREADED = threaded
+        return self.scene_session.ensure(bpy.context.scene)
 
-    def raw():
+    def bodies_file(self, count):
+        path = os.path.join(self.folder, f"bodies{count}.xml")
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(many_bodies(count))
+        return path
+
+    def raw_rate(self, model, steps):
+        """Steps per second of plain `mj_step` from the model's reset state, over
+        `steps` steps (the same stretch of simulation the runner went through)."""
+        mujoco = self.mujoco
         data = mujoco.MjData(model)
         start = time.perf_counter()
         mujoco.mj_step(model, data, nstep=steps)
         return steps / (time.perf_counter() - start)
 
-    frame_parts = {"step": [], "sync": [], "depsgraph": []}
-
-    def session():
-        running.session.reset(-1)
+    def display_loop(self, running, seconds):
+        """The viewport on the main thread for `seconds` of wall time: every 1/60 s,
+        show the latest snapshot and let the depsgraph evaluate it. Returns (display
+        frames per second, of which showed a new snapshot, median seconds of work
+        per frame)."""
+        view_layer = self.bpy.context.view_layer
         start = time.perf_counter()
-        done = 0
-        while done < steps:
-            t0 = time.perf_counter()
-            done += running.session.step(per_frame)
-            t1 = time.perf_counter()
-            running.sync()
-            t2 = time.perf_counter()
+        next_frame, frames, fresh, costs = start, 0, 0, []
+        while time.perf_counter() - start < seconds:
+            now = time.perf_counter()
+            if running.tick(now):
+                view_layer.update()
+                fresh += 1
+            frames += 1
+            costs.append(time.perf_counter() - now)
+            next_frame += FRAME
+            time.sleep(max(0.0, next_frame - time.perf_counter()))
+        wall = time.perf_counter() - start
+        return frames / wall, fresh / wall, statistics.median(costs)
+
+    # ------------------------------------------------------------- parts
+
+    def fast_forward(self, path, label):
+        """Part 1 and 2 for one model: raw, and the runner in fast-forward under a 60 Hz display."""
+        args = self.args
+        running = self.load(path)
+        model = running.model
+        running.send(self.commands.FastForward(True))
+        raws, rates, mode = [], [], None
+        for _ in range(args.repeat):
+            running.send(self.commands.Reset())
+            running.play()
+            before, start = running.latest.steps, time.perf_counter()
+            self.display_loop(running, args.seconds)
+            steps = running.latest.steps - before
+            rates.append(steps / (time.perf_counter() - start))
+            mode = "Fast" if running.display.fast_now else "Objects"
+            running.pause()
+            time.sleep(0.05)
+            raws.append(self.raw_rate(model, steps))
+        self.scene_session.drop_all()
+        raw, rate = statistics.median(raws), statistics.median(rates)
+        print(f"1. raw mj_step, {label}: {raw:10.0f} steps/s")
+        print(f"2. fast-forward under a 60 Hz {mode} display, {label}: {rate:10.0f} steps/s = "
+              f"{rate / raw * 100:.1f}% of raw  (target >= 90%)")
+
+    def sync_cost(self):
+        """Part 3: per body per frame, Fast and Objects, and plain writes of the same poses."""
+        args, bpy = self.args, self.bpy
+        count = args.bodies
+        running = self.load(self.bodies_file(count), display="FAST", threaded=False)
+        view_layer = bpy.context.view_layer
+        running.send(self.commands.Step(200))  # falling and landing: every pose differs
+        fast, objects, plain = [], [], []
+        bodies = [obj for obj, _body in running.driven]
+        for frame in range(args.repeat * 4):
+            running.send(self.commands.Step(2))
+            running.play()  # (playing: Fast shows through the instancer)
+            shot = running.latest
+            start = time.perf_counter()
+            running.display.show(shot)
             view_layer.update()
-            t3 = time.perf_counter()
-            for part, seconds in zip(frame_parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
-                frame_parts[part].append(seconds)
-        return done / (time.perf_counter() - start)
+            fast.append(time.perf_counter() - start)
+            assert running.display.fast_now
+            running.pause()
+            running.display._stop_fast()
+            view_layer.update()
+            start = time.perf_counter()
+            running.display.write_objects(shot)
+            view_layer.update()
+            objects.append(time.perf_counter() - start)
+            plain.append(plain_move_times(bpy, bodies, view_layer, shot, frame))
+        # the synced pose is what the depsgraph shows
+        obj, body = running.driven[-1]
+        assert np.allclose(np.array(obj.matrix_world.translation), running.latest.xpos[body], atol=1e-5)
+        self.scene_session.drop_all()
+        fast_us, objects_us, plain_us = (statistics.median(t) / count * 1e6 for t in (fast, objects, plain))
+        print(f"3. sync of {count} free bodies per frame, until the depsgraph has evaluated it:")
+        print(f"   Fast (instancer):   {fast_us:7.2f} us per body  (target <= 1 us)")
+        print(f"   Objects:            {objects_us:7.2f} us per body; plain Python writes of the same poses "
+              f"to the same objects: {plain_us:.2f} us; ratio {objects_us / plain_us:.2f}  (target <= 1)")
 
-    plain = [obj for obj, _body in running.driven]
-    floor_frames = []
+    def largest_realtime(self, display):
+        """Part 4: the most free bodies that hold real time at 60 displayed frames per second."""
+        args = self.args
+        good, bad = 0, None
+        count = args.start_bodies
+        while bad is None or bad - good > max(25, good // 8):
+            ok, figures = self.holds_realtime(count, display)
+            print(f"   {display:7s} {count:5d} bodies: {figures}  {'holds' if ok else 'falls behind'}")
+            if ok:
+                good = count
+                count = count * 2 if bad is None else (count + bad) // 2
+            else:
+                bad = count
+                count = (good + count) // 2
+            if count > args.max_bodies:
+                break
+        return good
 
-    def blender_floor():
-        """Blender's own share of a frame: see plain_move_times."""
-        floor_frames.extend(plain_move_times(plain, view_layer, max(1, steps // per_frame)))
-
-    raw_rates, session_rates = [], []
-    for _ in range(args.repeat):  # interleaved, so all see the same machine load
-        raw_rates.append(raw())
-        session_rates.append(session())
-        blender_floor()
-    running.sync()  # the simulated poses back on the objects the floor moved
-    raw_rate, session_rate = statistics.median(raw_rates), statistics.median(session_rates)
-    # the best any sync can do: raw stepping plus Blender's own cost of a frame
-    floor_frame = statistics.median(floor_frames)
-    best_rate = per_frame / (per_frame / raw_rate + floor_frame)
-    parts = ", ".join(f"{part} {statistics.median(times) * 1e3:.3f} ms"
-                      for part, times in frame_parts.items())
-    name = os.path.relpath(args.model, ROOT)
-    print(f"model {name}: {model.nbody} bodies, timestep {model.opt.timestep:g}, "
-          f"{per_frame} steps per 1/60 s frame")
-    print(f"1. raw mj_step:                 {raw_rate:10.0f} steps/s")
-    print(f"2. session advance + 60 Hz sync: {session_rate:10.0f} steps/s  = "
-          f"{session_rate / raw_rate * 100:.1f}% of raw  (target >= 90%)")
-    print(f"   per frame (median): {parts}")
-    print(f"   baseline, Blender alone (plain writes of the {len(plain)} moved objects + update): "
-          f"{floor_frame * 1e3:.3f} ms per frame; raw stepping plus that = {best_rate:.0f} steps/s "
-          f"= {best_rate / raw_rate * 100:.1f}% of raw, the most any sync can reach here")
-    scene_session.drop_all()
-
-    # 3: sync cost per body on N free bodies
-    path = os.path.join(tempfile.mkdtemp(prefix="mjblend-bench-"), "bodies.xml")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(many_bodies(args.bodies))
-    bpy.ops.wm.read_homefile(use_empty=True)
-    build.import_file(path, bpy.context.scene)
-    running = scene_session.ensure(bpy.context.scene)
-    view_layer = bpy.context.view_layer  # (the file load freed the first one)
-    bodies = [o for o in bpy.context.scene.objects if o.mujoco.kind == "BODY"]
-    write_times, total_times = [], []
-    for _ in range(args.repeat * 4):
-        running.session.step(4)
-        start = time.perf_counter()
-        running.sync()
-        written = time.perf_counter()
-        view_layer.update()
-        done = time.perf_counter()
-        write_times.append(written - start)
-        total_times.append(done - start)
-    # the floor: the same objects given new poses by plain assignments, same update
-    floor_times = plain_move_times(bodies, view_layer, args.repeat * 4)
-    bare_times = bare_floor(bpy, bodies, view_layer, args.repeat * 4)
-    running.sync()
-    view_layer.update()
-    data = running.session.data
-    last = running.by_id[("body", 1)]
-    assert np.allclose(np.array(last.matrix_world.translation), data.xpos[1], atol=1e-5), \
-        "the evaluated matrix_world does not show the synced pose"
-    count = len(bodies)
-    write, total = statistics.median(write_times) / count, statistics.median(total_times) / count
-    print(f"3. sync of {count} free bodies: {total * 1e6:.2f} us per body per frame "
-          f"(writing {write * 1e6:.2f} us + depsgraph {(total - write) * 1e6:.2f} us)  (target <= 2 us)")
-    floor = statistics.median(floor_times) / count
-    print(f"   baseline, plain Blender writes of the same objects + update: {floor * 1e6:.2f} us per body; "
-          f"ratio {total / floor:.2f}")
-    bare = statistics.median(bare_times) / count
-    print(f"   baseline, bare Blender objects (the same hierarchy without MJBlend's properties) "
-          f"+ update: {bare * 1e6:.2f} us per body; Blender's own floor, {bare * 1e6 / 2:.0f}x the target")
-    scene_session.drop_all()
+    def holds_realtime(self, count, display):
+        running = self.load(self.bodies_file(count), display=display)
+        running.play()
+        time.sleep(0.2)
+        start_sim, start = running.latest.time, time.perf_counter()
+        rate, fresh, frame_cost = self.display_loop(running, self.args.seconds)
+        speed = (running.latest.time - start_sim) / (time.perf_counter() - start)
+        self.scene_session.drop_all()
+        ok = speed >= 0.97 and rate >= 57 and fresh >= 50
+        return ok, (f"{speed:.2f}x real time, {rate:.0f} frames/s ({fresh:.0f} with a new state), "
+                    f"{frame_cost * 1e3:.1f} ms display work per frame")
 
 
-def plain_move_times(objects, view_layer, frames):
-    """Seconds per frame to give `objects` new poses by plain assignments and update
-    the view layer: what Blender itself costs, no MJBlend code in between (its
-    depsgraph handler, which notes moved objects for the scan, is taken out)."""
-    import bpy
+def plain_move_times(bpy, objects, view_layer, shot, frame):
+    """Seconds to give `objects` the snapshot's poses (shifted a little each frame, so
+    they move) by plain assignments and update the view layer: Blender alone, no
+    MJBlend code in between (its depsgraph handler, which notes moved objects for
+    the scan, is taken out)."""
     from mjblend.app import handlers
 
-    pos = [list(obj.location) for obj in objects]
-    times = []
+    ids = [int(i) for i in range(1, len(objects) + 1)]
+    pos = (shot.xpos[ids] + 1e-4 * (frame + 1)).astype(np.float32).tolist()
+    quat = shot.xquat[ids].astype(np.float32).tolist()
     bpy.app.handlers.depsgraph_update_post.remove(handlers.note_moved_and_reshaped)
-    for _ in range(frames):
-        for p in pos:
-            p[2] += 1e-4
-        start = time.perf_counter()
-        for obj, p in zip(objects, pos, strict=True):
-            obj.location = p
-            obj.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        view_layer.update()
-        times.append(time.perf_counter() - start)
-    bpy.app.handlers.depsgraph_update_post.append(handlers.note_moved_and_reshaped)
-    return times
-
-
-def bare_floor(bpy, bodies, view_layer, repeat):
-    """Seconds per frame to move `bodies`' bare twins (same parenting, same mesh
-    data, no custom properties) and update: what Blender costs before any add-on."""
-    collection = bpy.data.collections.new("bare")
-    bpy.context.scene.collection.children.link(collection)
-    twins = []
-    for body in bodies:
-        twin = bpy.data.objects.new("bare " + body.name, None)
-        collection.objects.link(twin)
-        for child in body.children:
-            copy = bpy.data.objects.new("bare " + child.name, child.data)
-            collection.objects.link(copy)
-            copy.parent = twin
-        twins.append(twin)
+    start = time.perf_counter()
+    for obj, p, q in zip(objects, pos, quat, strict=True):
+        obj.location = p
+        obj.rotation_quaternion = q
     view_layer.update()
-    times = plain_move_times(twins, view_layer, repeat)
-    for twin in twins:
-        for child in twin.children:
-            bpy.data.objects.remove(child)
-        bpy.data.objects.remove(twin)
-    bpy.data.collections.remove(collection)
-    return times
+    seconds = time.perf_counter() - start
+    bpy.app.handlers.depsgraph_update_post.append(handlers.note_moved_and_reshaped)
+    return seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds per measurement")
+    parser.add_argument("--bodies", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--start-bodies", type=int, default=100, help="part 4 starts its search here")
+    parser.add_argument("--max-bodies", type=int, default=20000)
+    parser.add_argument("--skip", default="", help="parts to skip, e.g. '4'")
+    args = parser.parse_args()
+    bench = Bench(args)
+    model = HUMANOID if os.path.exists(HUMANOID) else DESK
+    if "1" not in args.skip and "2" not in args.skip:
+        bench.fast_forward(model, os.path.relpath(model, ROOT))
+        bench.fast_forward(bench.bodies_file(args.bodies), f"{args.bodies} free bodies")
+    if "3" not in args.skip:
+        bench.sync_cost()
+    if "4" not in args.skip:
+        print("4. the largest scene of free bodies holding real time at 60 displayed frames per second:")
+        fast = bench.largest_realtime("FAST")
+        objects = bench.largest_realtime("OBJECTS")
+        print(f"   Fast: {fast} bodies; Objects: {objects} bodies")
 
 
 if __name__ == "__main__":

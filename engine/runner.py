@@ -31,20 +31,23 @@ from . import commands, snapshot as snapshots
 from .history import History
 from .session import Session
 
-DISPLAY_RATE = 60.0  # snapshots per wall second while playing
+DISPLAY_RATE = 60.0  # the viewport's frames per second
+PUBLISH_RATE = 120.0  # snapshots per wall second while playing in real time: twice the
+# display's, so every display frame finds a new one (its timer and the runner's beat)
 IDLE_WAIT = 0.25  # seconds a paused runner sleeps between looks at its queue
 STEP_PIECE = 256  # steps of a Step command between looks at a stop request
 
 
 class Runner:
-    def __init__(self, session: Session, threaded: bool = False, display_rate: float = DISPLAY_RATE,
+    def __init__(self, session: Session, threaded: bool = False, publish_rate: float = PUBLISH_RATE,
                  history_seconds: float = 10.0, history_bytes: int = 256 << 20, clock=time.perf_counter,
                  name: str = "MJBlend physics"):
         self.session = session
         self.threaded = threaded
         self.clock = clock
         self.name = name
-        self.interval = 1.0 / display_rate
+        self.interval = 1.0 / publish_rate  # real time: a batch and a snapshot this often
+        self.batch_seconds = 1.0 / DISPLAY_RATE  # fast-forward: stepping between two snapshots
         self._history_size = (history_seconds, history_bytes)
         self.history = History(session.model, *self._history_size)
         self.showing_history: int | None = None  # the kept state shown, None: the newest
@@ -223,7 +226,8 @@ class Runner:
                 self._apply_queued()
                 session = self.session
                 if session.playing:
-                    steps = session.advance(self.clock(), budget=self.interval)
+                    budget = self.batch_seconds if session.fast_forward else self.interval
+                    steps = session.advance(self.clock(), budget=budget)
                     self._after_batch(steps)
             except Exception as error:  # noqa: BLE001 (Blender stays up; the user is told)
                 session.pause()
@@ -232,7 +236,7 @@ class Runner:
                           f"{type(error).__name__}: {error}")
                 self._dirty = True
             now = self.clock()
-            due = self._published_at + self.interval
+            due = self._published_at + (self.batch_seconds if session.fast_forward else self.interval)
             if self._dirty and (now >= due or not session.playing):
                 self._publish()
                 now = self.clock()

@@ -58,6 +58,13 @@ class Display:
             return False
         return self._auto_fast or self.moving_objects() * OBJECT_COST > FRAME_BUDGET
 
+    def source_of(self, obj, matrix):
+        """The object a ray hit: under the Fast display, an instance of a shape shared
+        by several objects names the shape's first object; its matrix tells which."""
+        if self.fast_now and self.instancer is not None:
+            return self.instancer.source_at(obj, matrix)
+        return obj
+
     def moving_objects(self) -> int:
         return sum(len(group) for group in self.live.groups)
 

@@ -46,10 +46,13 @@ def pick(context, coord):
     origin, direction = Vector(origin), Vector(direction)
     depsgraph = context.evaluated_depsgraph_get()
     for _ in range(MAX_SKIPPED):
-        hit, location, _normal, _index, obj, _matrix = context.scene.ray_cast(depsgraph, origin, direction)
+        hit, location, _normal, _index, obj, matrix = context.scene.ray_cast(depsgraph, origin, direction)
         if not hit:
             return None, None
         obj = obj.original  # (older Blender returns the evaluated copy; bindings use the original)
+        running = _running(context)
+        if running is not None:  # the Fast display draws shared shapes: which object is it?
+            obj = running.display.source_of(obj, matrix)
         if scene_scan.model_of(obj) is not None:
             return obj, location
         origin = location + direction * 1e-5
