@@ -29,15 +29,16 @@ NEEDS_AUTO_SMOOTH = VERSION < (4, 1, 0)
 FREE_NORMALS = VERSION >= (4, 5, 0)
 # 3.5: MeshUVLoopLayer.uv is a float2 array (before: MeshUVLoop.uv per corner).
 UV_VECTOR_ARRAY = VERSION >= (3, 5, 0)
+# 4.3: Mesh.vertices.foreach_set("co", ...) tags the mesh for the depsgraph itself
+# (4.2.23 does not, 4.3.0 does); before, the evaluated mesh kept its old positions
+# until Mesh.update(), whose tag (like any attribute write's) makes Blender
+# re-flush the visibility of its whole dependency graph on the next update.
+POSITIONS_WRITE_TAGS = VERSION >= (4, 3, 0)
 
 # ------------------------------------------------------- materials and nodes
 
 # 4.0: node group sockets live in NodeTree.interface (before: .inputs / .outputs).
 NODE_TREE_INTERFACE = VERSION >= (4, 0, 0)
-# 4.0 (the Rotation socket): a "QUATERNION" attribute type, read by a Named
-# Attribute node into Instance on Points' Rotation; before, that input was an
-# XYZ Euler vector and a rotation was kept as a "FLOAT_VECTOR" attribute.
-QUATERNION_ATTRIBUTE = VERSION >= (4, 0, 0)
 # 4.2 (EEVEE Next): Material.surface_render_method replaces blend_method and
 # shadow_method (the latter removed in 4.2).
 SURFACE_RENDER_METHOD = VERSION >= (4, 2, 0)

@@ -29,8 +29,7 @@ from ..sync.vertices import write_vertices
 FRAME_BUDGET = 0.010  # seconds of a 60 Hz frame the objects' sync may take (the rest: drawing, UI)
 OBJECT_COST = 60e-6  # seconds Blender takes per moved object per frame (measured: 28-170 us)
 AUTO_WINDOW = 20  # frames of measured Objects-mode cost before Auto changes its mind
-DRAWN_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT", "CURVES", "POINTCLOUD", "VOLUME", "EMPTY",
-               "GPENCIL", "GREASEPENCIL", "LIGHT", "SPEAKER", "LATTICE", "ARMATURE", "CAMERA"}
+GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT", "CURVES", "POINTCLOUD", "VOLUME"}
 
 
 class Display:
@@ -124,7 +123,10 @@ class Display:
         if self.instancer is None:
             scene = live.scene
             view_layer = bpy.context.view_layer if bpy.context.scene == scene else scene.view_layers[0]
-            self.instancer = Instancer(f"{live.name} (fast display)", live.groups, scene.collection, view_layer)
+            drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in live.groups]
+            others = [o for group in live.groups for o in group if o.type not in GEOMETRY_TYPES]
+            self.instancer = Instancer(f"{live.name} (fast display)", drawn, scene.collection, view_layer,
+                                       also_hidden=others)
         self.instancer.hide_sources(True)
         self.fast_now = True
         self.written = None

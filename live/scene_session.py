@@ -40,7 +40,7 @@ from ..scene import preferences
 from ..scene.errors import MJBlendError
 from ..scene.transforms import HeldPose, transform
 from ..sync.objects import put_transform
-from .display import DRAWN_TYPES, Display
+from .display import Display
 
 BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
@@ -519,14 +519,14 @@ class LiveSimulation:
 
 
 def _moving_groups(driven, driven_pointers) -> list[list]:
-    """For each driven body (row), the drawable objects that move with it: the body
+    """For each driven body (row), the visible objects that move with it: the body
     object and everything below it down to the next driven body."""
     groups = []
     for obj, _body in driven:
         group, todo = [], [obj]
         while todo:
             node = todo.pop()
-            if node.type in DRAWN_TYPES:
+            if node.visible_get():
                 group.append(node)
             todo.extend(c for c in node.children if c.as_pointer() not in driven_pointers)
         groups.append(group)

@@ -1,21 +1,41 @@
 """The Fast display of a running simulation: one object per model whose Geometry
-Nodes modifier draws every object that moves with a body, so a frame is one mesh
-write instead of one transform write per object.
+Nodes modifier draws every object that moves with a body, so a frame is one
+vertex write instead of one transform write per object.
 
-How Blender draws it (measured on 3.4, 4.2, 4.5 and 5.0):
+How Blender is made to draw it (what Blender draws, renders and hits measured on
+3.4, 4.2, 4.5 and 5.0; costs on 5.0.1):
 
-- the sources are linked into one collection that no scene links; a Collection
-  Info node ("Separate Children", children kept where they are) gives one
-  instance per source object at its own world matrix, in Blender's order of
-  their names;
-- the instancer's mesh has one vertex per source (only vertices), in that order;
-  "Instance on Points" (Pick Instance, index = the vertex's) moves each by its
-  body's displacement: the vertex position and a rotation point attribute;
-- object instances are drawn, rendered and hit by `Scene.ray_cast` (which
-  returns the source) whatever the source's own hide flags, so the sources can
-  be hidden in the viewport and in renders while their instances show. (An
-  instance of a collection is not: Blender draws only the collection's visible
-  objects, so one sub-collection per body would vanish with its sources.)
+- Object instances are drawn, rendered and hit by `Scene.ray_cast` (which
+  returns the source object) whatever the source's own hide flags, so the
+  sources can be hidden in the viewport and in renders while their instances
+  show. An instance of a *collection* is not: Blender draws only the
+  collection's visible objects. So the sources are instanced one object at a
+  time: Collection Info with "Separate Children" on a collection holding the
+  objects themselves (never linked to a scene).
+- Blender looks an instance's object up in a list (linearly) as it adds it,
+  twice per evaluation, and walks every referenced object per evaluation, so
+  distinct referenced objects cost ~6-8 us each per frame (and N^2 / 2
+  comparisons) while points drawing the same one cost ~0.2 us. So sources are
+  grouped by shape (the same mesh data, materials, colour and no modifiers:
+  MuJoCo imports share one mesh among identical primitives) and only one
+  object per shape, its *representative*, is instanced (Reset Children: its
+  geometry in its own space); every point carries its source's whole pose
+  (position, rotation, and its scale as a point attribute written once). A
+  hit on a representative's instance is told apart by its matrix
+  (`source_at`). Representatives are split into chunks of CHUNK, each its own
+  collection and "Instance on Points", made one nested instance.
+- Collection Info sorts its children by name (Blender's natural, case-blind
+  order); which instance is which representative is asked of Blender once.
+- Blender's evaluation log walks every object a geometry socket's instances
+  refer to, for each socket of the modifier's own node tree (not of the
+  groups inside it, unless a node editor shows them): the work is done in a
+  node group the modifier's tree only calls (about 30% less per frame).
+- The mesh holds only vertices: one per source (its pose now) and
+  one more per source whose "position" is the rotation as XYZ Euler angles,
+  read with Sample Index. Writing the vertex positions is the one write of a
+  frame: from 4.3 it tags the mesh itself, cheaply; an attribute write or
+  Mesh.update() makes Blender re-flush the visibility of its whole dependency
+  graph (blender_compat.POSITIONS_WRITE_TAGS).
 """
 
 from __future__ import annotations
@@ -27,8 +47,11 @@ import numpy as np
 
 from .. import blender_compat
 
-ROTATION = "rotation"  # point attribute: the body's displacement rotation
-RENDERED = "rendered"  # point attribute: the source shows in renders
+CHUNK = 256  # sources per Collection Info (its cost grows with the square of this)
+PICK = "pick"  # point attribute: which instance of its chunk's collection the point draws
+SCALE = "scale"  # point attribute: its source's own scale (written once)
+CHUNK_OF = "chunk"  # point attribute: its chunk (-1: a rotation vertex, drawing nothing)
+RENDERED = "rendered"  # point attribute: its source shows in renders
 
 
 class Instancer:
@@ -36,26 +59,63 @@ class Instancer:
 
     `groups[i]` are the objects that move with simulated body i (row i of what
     `write` gets); their world matrices now are their authored poses. The
-    instancer object, named after the model, is linked into `collection`;
-    `view_layer` is one that shows that collection (Blender is asked once which
-    instance is which source)."""
+    instancer object, named `name`, is linked into `collection`; `view_layer`
+    is one that shows that collection (Blender is asked once which instance
+    is which source). `also_hidden` objects are hidden and shown with the
+    sources but not drawn (the empties of bodies and joints, cameras, lights)."""
 
     def __init__(self, name: str, groups: Sequence[Sequence[bpy.types.Object]],
-                 collection: bpy.types.Collection, view_layer: bpy.types.ViewLayer):
+                 collection: bpy.types.Collection, view_layer: bpy.types.ViewLayer,
+                 also_hidden: Sequence[bpy.types.Object] = ()):
         self.sources = [obj for group in groups for obj in group]
-        rows = {obj.as_pointer(): row for row, group in enumerate(groups) for obj in group}
-        if len(rows) != len(self.sources):
+        self.also_hidden = list(also_hidden)  # moving objects that draw no geometry (empties, ...)
+        if len({obj.as_pointer() for obj in self.sources}) != len(self.sources):
             raise ValueError("an object is in more than one group")
         self.bodies = len(groups)
+        self._rows = np.array([row for row, group in enumerate(groups) for _ in group], dtype=np.intp)
+        view_layer.update()  # (world matrices of transforms just put back)
+        self._authored = [obj.matrix_world.copy() for obj in self.sources]
+        # each source's authored pose: position, rotation (w x y z), scale
+        parts = [matrix.decompose() for matrix in self._authored]
+        self._where = np.array([tuple(loc) for loc, _rot, _scale in parts], dtype=np.float64).reshape(-1, 3)
+        self._turn = np.array([tuple(rot) for _loc, rot, _scale in parts], dtype=np.float64).reshape(-1, 4)
+        self._scale = np.array([tuple(scale) for _loc, _rot, scale in parts], dtype=np.float32).reshape(-1, 3)
+        # a matrix with shear (a rotated child of a non-uniformly scaled parent) has no
+        # position / rotation / scale: such a source is drawn where it is, then displaced
+        self._placed = np.array([not _decomposes(m, loc, rot, scale) for m, (loc, rot, scale)
+                                 in zip(self._authored, parts, strict=True)], dtype=bool)
+        self._scale[self._placed] = 1.0
+        # one instanced object per shape; shape[i]: the index of source i's representative
+        first: dict = {}
+        keys = [obj.as_pointer() if placed else _shape_key(obj)
+                for obj, placed in zip(self.sources, self._placed, strict=True)]
+        self._shape = np.array([first.setdefault(key, len(first)) for key in keys], dtype=np.intp)
+        self.representatives = [None] * len(first)
+        for obj, shape in zip(self.sources, self._shape, strict=True):
+            if self.representatives[shape] is None:
+                self.representatives[shape] = obj
+        # chunks of at most CHUNK representatives, shaped and placed ones apart:
+        # (placed?, [representative]); and each representative's (chunk, index in it)
+        placed_shape = np.zeros(len(first), dtype=bool)
+        placed_shape[self._shape] = self._placed
+        first_source = np.unique(self._shape, return_index=True)[1]
+        self._probe_offset = np.where(placed_shape, self._where[first_source, 0], 0.0)
+        self._chunks, self._slot = [], np.zeros((len(first), 2), dtype=np.intp)
+        for placed in (False, True):
+            members = np.flatnonzero(placed_shape == placed)
+            for start in range(0, len(members), CHUNK):
+                for index, shape in enumerate(members[start:start + CHUNK]):
+                    self._slot[shape] = (len(self._chunks), index)
+                self._chunks.append((placed, [self.representatives[i] for i in members[start:start + CHUNK]]))
+        self._last = None  # (pos, quat) of the last write, to tell instances of one shape apart
         self._shown = None  # while the sources are hidden: what hide_sources(False) puts back
-        self._rows = np.zeros(len(self.sources), dtype=np.intp)  # (all row 0 until Blender's order is known)
-        self.object = self.mesh = self.node_group = self.source_collection = None
+        self._positions = np.zeros((2 * len(self.sources), 3), dtype=np.float32)
+        self.object = self.mesh = None
+        self.node_groups: list[bpy.types.NodeTree] = []  # the modifier's, then the one it calls
+        self.collections: list[bpy.types.Collection] = []
         try:
             self._build(name, collection)
-            # row of each vertex's source, in the order Collection Info gives the sources
-            order = self._instance_order(view_layer)
-            self._rows = np.array([rows[obj.as_pointer()] for obj in order], dtype=np.intp)
-            self.mesh.attributes[RENDERED].data.foreach_set("value", [not obj.hide_render for obj in order])
+            self._pick_by_name(view_layer)
         except BaseException:
             self.remove()
             raise
@@ -65,18 +125,42 @@ class Instancer:
     def write(self, pos, quat) -> None:
         """Move every body's objects by its displacement: (N, 3) positions and (N, 4)
         quaternions (w x y z), world_now = Translation(pos) @ Rotation(quat) @ authored."""
-        pos, quat = np.asarray(pos), np.asarray(quat)
+        pos, quat = np.asarray(pos, dtype=np.float64), np.asarray(quat, dtype=np.float64)
         if pos.shape != (self.bodies, 3) or quat.shape != (self.bodies, 4):
             raise ValueError(f"expected ({self.bodies}, 3) and ({self.bodies}, 4), "
                              f"got {pos.shape} and {quat.shape}")
-        mesh = self.mesh
-        mesh.vertices.foreach_set("co", pos[self._rows].astype(np.float32).ravel())
-        rotation = mesh.attributes[ROTATION].data
-        if blender_compat.QUATERNION_ATTRIBUTE:
-            rotation.foreach_set("value", quat[self._rows].astype(np.float32).ravel())
-        else:
-            rotation.foreach_set("vector", quaternion_to_euler(quat)[self._rows].astype(np.float32).ravel())
-        mesh.update()
+        turn, where = self.poses(pos, quat)
+        count = len(self.sources)
+        self._positions[:count] = where
+        self._positions[count:] = quaternion_to_euler(turn)
+        self._write_positions()
+        self._last = (pos.copy(), quat.copy())
+
+    def poses(self, pos, quat) -> tuple[np.ndarray, np.ndarray]:
+        """Every source's (rotation, position) after its body's displacement."""
+        moved_q, moved_p = quat[self._rows], pos[self._rows]
+        turn, where = _quat_multiply(moved_q, self._turn), moved_p + _rotate(moved_q, self._where)
+        turn[self._placed], where[self._placed] = moved_q[self._placed], moved_p[self._placed]
+        return turn, where
+
+    def _write_positions(self):
+        self.mesh.vertices.foreach_set("co", self._positions.ravel())
+        if not blender_compat.POSITIONS_WRITE_TAGS:
+            self.mesh.update()
+
+    def source_at(self, obj, matrix) -> bpy.types.Object:
+        """The source drawn by the instance `Scene.ray_cast` hit (its object and world
+        matrix): of the sources drawn with that object's shape, the one whose
+        instance is nearest `matrix`."""
+        obj = obj.original  # (ray_cast gives the evaluated object)
+        shape = next((i for i, rep in enumerate(self.representatives) if rep == obj), None)
+        candidates = [] if shape is None else np.flatnonzero(self._shape == shape)
+        if len(candidates) <= 1 or self._last is None:
+            return self.sources[candidates[0]] if len(candidates) else obj
+        turn, where = self.poses(*self._last)
+        hit = np.array(matrix)
+        distance = np.linalg.norm(where[candidates] - hit[:3, 3], axis=1)
+        return self.sources[candidates[int(np.argmin(distance))]]
 
     # -------------------------------------------------------------- visibility
 
@@ -91,8 +175,8 @@ class Instancer:
                     for obj in layer.objects.selected:
                         selected_in.setdefault(obj.as_pointer(), []).append((scene, layer.name))
             self._shown = [(obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []))
-                           for obj in self.sources]
-            for obj in self.sources:
+                           for obj in self.sources + self.also_hidden]
+            for obj in self.sources + self.also_hidden:
                 obj.hide_viewport = True
                 obj.hide_render = True
         elif not hidden and self._shown is not None:
@@ -113,58 +197,126 @@ class Instancer:
     def remove(self) -> None:
         """Delete everything the instancer made, the sources shown as they were."""
         self.hide_sources(False)
-        for blocks, block in ((bpy.data.objects, self.object), (bpy.data.meshes, self.mesh),
-                              (bpy.data.node_groups, self.node_group),
-                              (bpy.data.collections, self.source_collection)):
+        data = bpy.data
+        blocks = [(data.objects, self.object), (data.meshes, self.mesh)]
+        blocks += [(data.node_groups, tree) for tree in self.node_groups]
+        blocks += [(data.collections, sources) for sources in self.collections]
+        for datablocks, block in blocks:
             if block is not None:
                 try:
-                    blocks.remove(block)  # (a collection's objects are unlinked, not deleted)
+                    datablocks.remove(block)  # (a collection's objects are unlinked, not deleted)
                 except ReferenceError:
                     pass  # already gone with an undo
-        self.object = self.mesh = self.node_group = self.source_collection = None
+        self.object = self.mesh = None
+        self.node_groups, self.collections = [], []
 
     # --------------------------------------------------------------- building
 
     def _build(self, name, collection):
-        # never linked to a scene: its objects are drawn only through the instances
-        self.source_collection = bpy.data.collections.new(f"{name} sources")
-        self.source_collection.instance_offset = (0.0, 0.0, 0.0)  # Collection Info subtracts it
-        for obj in self.sources:
-            self.source_collection.objects.link(obj)
-        self.mesh = bpy.data.meshes.new(f"{name} instances")
-        self.mesh.vertices.add(len(self.sources))
-        rotation_type = "QUATERNION" if blender_compat.QUATERNION_ATTRIBUTE else "FLOAT_VECTOR"
-        self.mesh.attributes.new(ROTATION, rotation_type, "POINT")
-        self.mesh.attributes.new(RENDERED, "BOOLEAN", "POINT")
-        self.node_group = _node_group(f"{name} instances", self.source_collection, rotation_type)
-        self.object = bpy.data.objects.new(f"{name} instances", self.mesh)
-        self.object.modifiers.new("instances", "NODES").node_group = self.node_group
+        count = len(self.sources)
+        for number, (_placed, members) in enumerate(self._chunks):
+            # never linked to a scene: its objects are drawn only through the instances
+            chunk = bpy.data.collections.new(f"{name} {number}")
+            self.collections.append(chunk)
+            for obj in members:
+                chunk.objects.link(obj)
+        self.mesh = bpy.data.meshes.new(name)
+        self.mesh.vertices.add(2 * count)
+        attributes = self.mesh.attributes
+        attributes.new(PICK, "INT", "POINT")
+        attributes.new(CHUNK_OF, "INT", "POINT")
+        scale = np.ones((2 * count, 3), dtype=np.float32)
+        scale[:count] = self._scale
+        attributes.new(SCALE, "FLOAT_VECTOR", "POINT").data.foreach_set("vector", scale.ravel())
+        rendered = [not obj.hide_render for obj in self.sources] + [False] * count
+        attributes.new(RENDERED, "BOOLEAN", "POINT").data.foreach_set("value", rendered)
+        self.node_groups.append(_new_tree(name))
+        placed = [placed for placed, _members in self._chunks]
+        self.node_groups.append(_instancing_tree(f"{name} instancing", self.collections, placed, count))
+        _call(*self.node_groups)
+        self.object = bpy.data.objects.new(name, self.mesh)
+        self.object.modifiers.new("instances", "NODES").node_group = self.node_groups[0]
         self.object.hide_select = True  # a click picks the instance's source, never this
         collection.objects.link(self.object)
 
-    def _instance_order(self, view_layer):
-        """The sources in the order Collection Info instances them: Blender sorts them
-        by name with its own natural, case-blind comparison, asked here, not redone."""
-        self.write(np.zeros((self.bodies, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (self.bodies, 1)))
+    def _pick_by_name(self, view_layer):
+        """Which instance of its chunk's collection each representative is: ask
+        Blender. Point j draws instance slot[j] (chunk, index) at x = j + 1,
+        unrotated; Blender sorts a chunk by name, so the representative found at
+        x = j + 1 is instance slot[j][1] of its chunk. Other points draw nothing."""
+        count, shapes = len(self.sources), len(self.representatives)
+        probe = np.arange(shapes)
+        pick, chunk_of = np.full(2 * count, -1), np.full(2 * count, -1)
+        pick[:shapes], chunk_of[:shapes] = self._slot[:, 1], self._slot[:, 0]
+        self.mesh.attributes[PICK].data.foreach_set("value", pick)
+        self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
+        scale = self.mesh.attributes[SCALE].data
+        scale.foreach_set("vector", np.ones(6 * count, dtype=np.float32))
+        self._positions[:] = 0.0
+        self._positions[:shapes, 0] = probe + 1
+        self._write_positions()
+        self.mesh.update()  # (attribute writes, as _build's, tag nothing before 4.3)
         view_layer.update()
-        by_pointer = {obj.as_pointer(): obj for obj in self.sources}
-        order = [None] * len(self.sources)
+        shape_of = {obj.as_pointer(): i for i, obj in enumerate(self.representatives)}
+        index = np.full(shapes, -1)
         instancer = self.object.as_pointer()
         for instance in view_layer.depsgraph.object_instances:
             parent = instance.parent
             if instance.is_instance and parent and parent.original.as_pointer() == instancer:
-                source = instance.instance_object.original
-                order[instance.persistent_id[0]] = by_pointer.get(source.as_pointer())  # (its point's index)
-        if any(obj is None for obj in order):
+                shape = shape_of.get(instance.instance_object.original.as_pointer())
+                if shape is not None:  # drawn by point j at x = j + 1 (placed ones: + where they are)
+                    x = instance.matrix_world.translation.x - self._probe_offset[shape]
+                    point = round(x) - 1
+                    if 0 <= point < shapes:
+                        index[shape] = self._slot[point, 1]
+        if (index < 0).any():
             raise RuntimeError(f"view layer {view_layer.name!r} does not show the instancer of "
-                               f"{len(self.sources)} objects")
-        return order
+                               f"{count} objects")
+        pick[:], chunk_of[:] = -1, -1
+        pick[:count], chunk_of[:count] = index[self._shape], self._slot[self._shape, 0]
+        scale.foreach_set("vector", np.concatenate((self._scale, np.ones((count, 3), np.float32))).ravel())
+        self.mesh.attributes[PICK].data.foreach_set("value", pick)
+        self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
+        self.mesh.update()  # (as above)
+        self.write(np.zeros((self.bodies, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (self.bodies, 1)))
 
 
-def _node_group(name, sources, rotation_type):
-    """Collection Info (one instance per source, where it is) -> Instance on Points
-    (vertex i draws instance i, rotated by the vertex's rotation attribute; in renders
-    only the sources that render themselves)."""
+def _decomposes(matrix, loc, rot, scale, tolerance=1e-6) -> bool:
+    """Is `matrix` Translation @ Rotation @ Scale (no shear)?"""
+    from mathutils import Matrix
+    again = Matrix.LocRotScale(loc, rot, scale)
+    return all(abs(a - b) <= tolerance * max(1.0, abs(a)) for row, other in zip(matrix, again, strict=True)
+               for a, b in zip(row, other, strict=True))
+
+
+def _shape_key(obj):
+    """Objects drawn alike: the same data, materials, colour and display, no
+    modifiers (an object with modifiers, or without data, is its own shape)."""
+    if obj.data is None or len(obj.modifiers):
+        return obj.as_pointer()
+    slots = tuple((slot.link, slot.material.as_pointer() if slot.material else 0)
+                  for slot in obj.material_slots)
+    return (obj.type, obj.data.as_pointer(), slots, tuple(obj.color), obj.display_type,
+            obj.show_wire, obj.visible_shadow if hasattr(obj, "visible_shadow") else True)
+
+
+def _quat_multiply(a, b) -> np.ndarray:
+    """Row-wise Hamilton products of (n, 4) quaternions (w x y z)."""
+    aw, ax, ay, az = a.T
+    bw, bx, by, bz = b.T
+    return np.stack((aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw), axis=1)
+
+
+def _rotate(quat, vec) -> np.ndarray:
+    """Row-wise rotation of (n, 3) vectors by (n, 4) unit quaternions."""
+    w, u = quat[:, :1], quat[:, 1:]
+    twice = 2.0 * np.cross(u, vec)
+    return vec + w * twice + np.cross(u, twice)
+
+
+def _new_tree(name):
+    """A Geometry Nodes tree with one geometry input and output."""
     tree = bpy.data.node_groups.new(name, "GeometryNodeTree")
     if blender_compat.NODE_TREE_INTERFACE:
         tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
@@ -172,44 +324,97 @@ def _node_group(name, sources, rotation_type):
     else:
         tree.inputs.new("NodeSocketGeometry", "Geometry")
         tree.outputs.new("NodeSocketGeometry", "Geometry")
+    return tree
+
+
+def _call(tree, group):
+    """`tree` is input -> `group` -> output."""
+    node = tree.nodes.new("GeometryNodeGroup")
+    node.node_tree = group
+    tree.links.new(tree.nodes.new("NodeGroupInput").outputs[0], node.inputs[0])
+    tree.links.new(node.outputs[0], tree.nodes.new("NodeGroupOutput").inputs[0])
+
+
+def _instancing_tree(name, chunks, placed, count):
+    """Per chunk: Collection Info (one instance per representative: in its own space,
+    or where it is for `placed` chunks) -> Instance on Points (the chunk's points, each
+    drawing its "pick" instance, rotated by the Euler angles in the position of vertex
+    count + i, scaled by its "scale"; in renders only sources that render)
+    -> one nested instance; all joined."""
+    tree = _new_tree(name)
     nodes, links = tree.nodes, tree.links
-    group_in, group_out = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    points, group_out = nodes.new("NodeGroupInput").outputs[0], nodes.new("NodeGroupOutput")
 
-    info = nodes.new("GeometryNodeCollectionInfo")
-    info.transform_space = "ORIGINAL"  # the instancer stays at the origin: world matrices as they are
-    info.inputs["Collection"].default_value = sources
-    info.inputs["Separate Children"].default_value = True
-    info.inputs["Reset Children"].default_value = False  # each source at its authored world matrix
+    # the rotation of point i: the "position" of vertex count + i
+    rotation_index = nodes.new("ShaderNodeMath")
+    rotation_index.operation = "ADD"
+    links.new(nodes.new("GeometryNodeInputIndex").outputs[0], rotation_index.inputs[0])
+    rotation_index.inputs[1].default_value = count
+    rotation = nodes.new("GeometryNodeSampleIndex")
+    rotation.data_type, rotation.domain = "FLOAT_VECTOR", "POINT"
+    links.new(points, rotation.inputs["Geometry"])
+    links.new(nodes.new("GeometryNodeInputPosition").outputs[0], _enabled(rotation.inputs, "Value"))
+    links.new(rotation_index.outputs[0], rotation.inputs["Index"])
 
-    place = nodes.new("GeometryNodeInstanceOnPoints")
-    place.inputs["Pick Instance"].default_value = True
-    links.new(group_in.outputs[0], place.inputs["Points"])
-    links.new(info.outputs[0], place.inputs["Instance"])
-    links.new(nodes.new("GeometryNodeInputIndex").outputs[0], place.inputs["Instance Index"])
-    links.new(_named_attribute(nodes, ROTATION, rotation_type), place.inputs["Rotation"])
-
-    # the viewport draws every instance; a render only those whose source renders
+    # the viewport draws every source; a render only those that render themselves
     shown = nodes.new("FunctionNodeBooleanMath")
     shown.operation = "OR"
     links.new(nodes.new("GeometryNodeIsViewport").outputs[0], shown.inputs[0])
     links.new(_named_attribute(nodes, RENDERED, "BOOLEAN"), shown.inputs[1])
-    links.new(shown.outputs[0], place.inputs["Selection"])
+    pick = _named_attribute(nodes, PICK, "INT")
+    scale = _named_attribute(nodes, SCALE, "FLOAT_VECTOR")
+    chunk_of = _named_attribute(nodes, CHUNK_OF, "INT")
 
-    links.new(place.outputs[0], group_out.inputs[0])
+    join = nodes.new("GeometryNodeJoinGeometry")
+    for number, (sources, where_it_is) in enumerate(zip(chunks, placed, strict=True)):
+        info = nodes.new("GeometryNodeCollectionInfo")
+        info.transform_space = "ORIGINAL"  # the instancer stays at the origin: world matrices as they are
+        info.inputs["Collection"].default_value = sources
+        info.inputs["Separate Children"].default_value = True
+        # a shape in its own space (points place it), or a placed source where it is (points displace it)
+        info.inputs["Reset Children"].default_value = not where_it_is
+
+        mine = nodes.new("FunctionNodeCompare")
+        mine.data_type, mine.operation = "INT", "EQUAL"
+        links.new(chunk_of, _enabled(mine.inputs, "A"))
+        _enabled(mine.inputs, "B").default_value = number
+        selected = nodes.new("FunctionNodeBooleanMath")
+        selected.operation = "AND"
+        links.new(mine.outputs[0], selected.inputs[0])
+        links.new(shown.outputs[0], selected.inputs[1])
+
+        place = nodes.new("GeometryNodeInstanceOnPoints")
+        place.inputs["Pick Instance"].default_value = True
+        links.new(points, place.inputs["Points"])
+        links.new(selected.outputs[0], place.inputs["Selection"])
+        links.new(info.outputs[0], place.inputs["Instance"])
+        links.new(pick, place.inputs["Instance Index"])
+        # (a vector is taken as XYZ Euler angles, also where the input is a rotation)
+        links.new(_enabled(rotation.outputs, "Value"), place.inputs["Rotation"])
+        links.new(scale, place.inputs["Scale"])
+
+        nested = nodes.new("GeometryNodeGeometryToInstance")  # a join adds each chunk's objects once
+        links.new(place.outputs[0], nested.inputs[0])
+        links.new(nested.outputs[0], join.inputs[0])
+    links.new(join.outputs[0], group_out.inputs[0])
     return tree
+
+
+def _enabled(sockets, name):
+    """The socket `name` in use (before 4.0 a node has one per data type, the others disabled)."""
+    return next(s for s in sockets if s.name == name and s.enabled)
 
 
 def _named_attribute(nodes, name, data_type):
     node = nodes.new("GeometryNodeInputNamedAttribute")
     node.data_type = data_type
     node.inputs["Name"].default_value = name
-    # (before 4.0 the node has one "Attribute" output per type, the unused ones disabled)
-    return next(s for s in node.outputs if s.name == "Attribute" and s.enabled)
+    return _enabled(node.outputs, "Attribute")
 
 
 def quaternion_to_euler(quat) -> np.ndarray:
     """(N, 4) quaternions (w x y z) -> (N, 3) XYZ Euler angles, Blender's convention
-    (R = Rz @ Ry @ Rx), for Blenders whose Instance on Points takes an Euler rotation."""
+    (R = Rz @ Ry @ Rx), as Instance on Points reads a vector rotation."""
     q = np.asarray(quat, dtype=np.float64)
     w, x, y, z = (q / np.linalg.norm(q, axis=1, keepdims=True)).T
     r00, r10, r20 = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)

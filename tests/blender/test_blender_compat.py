@@ -15,10 +15,6 @@ def has_property(rna_type, name):
     return name in rna_type.bl_rna.properties
 
 
-def attribute_types():
-    return {item.identifier for item in bpy.types.Attribute.bl_rna.properties["data_type"].enum_items}
-
-
 def fresh_mesh():
     mesh = bpy.data.meshes.new("compat probe")
     mesh.vertices.add(3)
@@ -42,14 +38,31 @@ def free_normal_shows():
     return all(abs(a - b) < 1e-6 for a, b in zip(shown, tilted, strict=True))
 
 
+def positions_write_tags():
+    """Does writing vertex positions with foreach_set alone reach the evaluated mesh?"""
+    mesh = bpy.data.meshes.new("compat probe")
+    mesh.vertices.add(1)
+    obj = bpy.data.objects.new("compat probe", mesh)
+    scene = bpy.context.scene
+    scene.collection.objects.link(obj)
+    try:
+        layer = bpy.context.view_layer
+        layer.update()
+        mesh.vertices.foreach_set("co", [1.0, 2.0, 3.0])
+        layer.update()
+        return tuple(obj.evaluated_get(layer.depsgraph).data.vertices[0].co) == (1.0, 2.0, 3.0)
+    finally:
+        bpy.data.objects.remove(obj)
+
+
 CLAIMS = {
     "ATTRIBUTE_MESH": lambda: ".corner_vert" in fresh_mesh().attributes,
     "SET_LOOP_TOTAL": lambda: not bpy.types.MeshPolygon.bl_rna.properties["loop_total"].is_readonly,
     "NEEDS_AUTO_SMOOTH": lambda: has_property(bpy.types.Mesh, "use_auto_smooth"),
     "FREE_NORMALS": lambda: free_normal_shows(),
     "UV_VECTOR_ARRAY": lambda: has_property(bpy.types.MeshUVLoopLayer, "uv"),
+    "POSITIONS_WRITE_TAGS": lambda: positions_write_tags(),
     "NODE_TREE_INTERFACE": lambda: has_property(bpy.types.NodeTree, "interface"),
-    "QUATERNION_ATTRIBUTE": lambda: "QUATERNION" in attribute_types(),
     "SURFACE_RENDER_METHOD": lambda: has_property(bpy.types.Material, "surface_render_method"),
     "HAS_TRANSPARENT_SHADOW": lambda: has_property(bpy.types.Material, "use_transparent_shadow"),
     "FILE_HANDLER": lambda: hasattr(bpy.types, "FileHandler"),

@@ -1,6 +1,7 @@
 """The Fast display (sync/instancer.py): one Geometry Nodes object draws every
-source object moved by its body's displacement, in the viewport, in ray casts and
-in renders, with the sources hidden; removing it leaves nothing behind.
+source object moved by its body's displacement (in one chunk or several), in the
+viewport, in ray casts and in renders, with the sources hidden; removing it
+leaves nothing behind.
 
 Plain Blender objects, no MuJoCo model: a group is whatever moves with one body."""
 
@@ -82,9 +83,14 @@ def instances_of(inst):
     return found
 
 
-def test_instances_follow_their_bodies(groups):
+@pytest.mark.parametrize("chunk", [fast.CHUNK, 2], ids=["one chunk", "chunks of 2"])
+def test_instances_follow_their_bodies(groups, monkeypatch, chunk):
+    monkeypatch.setattr(fast, "CHUNK", chunk)
     authored = {obj.name: obj.matrix_world.copy() for group in groups for obj in group}
     inst = make(groups)
+    # one object per shape is instanced (here every source has its own mesh), in chunks
+    assert sum(len(c.objects) for c in inst.collections) == len(inst.representatives) == len(authored)
+    assert all(len(c.objects) <= chunk for c in inst.collections)
     rng = np.random.default_rng(7)
     for _ in range(3):
         pos, quat = random_motion(rng, len(groups))
@@ -105,14 +111,40 @@ def test_instances_follow_their_bodies(groups):
     inst.remove()
 
 
+def test_a_shared_shape_names_its_own_source(clean_scene):
+    """Geoms share meshes: one object draws the shape for all of them, and the
+    instance a ray hits (which names that object) tells which one it draws."""
+    shape = box("shape").data
+    objects = []
+    for i, name in enumerate(["b", "a", "c"]):
+        obj = bpy.data.objects.new(name, shape)
+        clean_scene.collection.objects.link(obj)
+        obj.location = (3 * i, 0, 0)
+        objects.append(obj)
+    inst = make([[obj] for obj in objects])
+    assert len(inst.representatives) == 1 and len(inst.collections) == 1
+    quat = [(1, 0, 0, 0)] * 3
+    inst.write([(0, 5, 0), (0, 5, 0), (1, -5, 0)], quat)
+    inst.hide_sources(True)
+    layer = bpy.context.view_layer
+    layer.update()
+    for obj, shift in zip(objects, [(0, 5), (0, 5), (1, -5)], strict=True):
+        origin = obj.matrix_world.translation + Vector((shift[0], shift[1], 10))
+        hit, _, _, _, hit_obj, matrix = clean_scene.ray_cast(layer.depsgraph, origin, Vector((0, 0, -1)))
+        assert hit and hit_obj.original in objects
+        assert inst.source_at(hit_obj, matrix) == obj
+    inst.remove()
+
+
 def test_instancer_is_no_element(groups):
     inst = make(groups)
     kind = inst.object.mujoco.bl_rna.properties["kind"].default
     assert inst.object.mujoco.kind == kind
     assert inst.object.parent is None and inst.object.hide_select
     assert inst.object.name in bpy.context.scene.collection.objects
-    assert not any(inst.source_collection.name in c.children for c in bpy.data.collections)
-    assert inst.source_collection.name not in bpy.context.scene.collection.children
+    for sources in inst.collections:  # (linked to no scene: drawn only as instances)
+        assert not any(sources in scene.collection.children_recursive for scene in bpy.data.scenes)
+        assert not any(sources.name in c.children for c in bpy.data.collections)
     inst.remove()
 
 
@@ -155,12 +187,13 @@ def test_ray_cast_hits_the_moved_instance(groups):
     centre = moved.translation
     origin = centre + Vector((0.05, -0.03, 10.0))
     direction = Vector((0.0, 0.0, -1.0))
-    hit, location, _normal, _index, obj, matrix = bpy.context.scene.ray_cast(layer.depsgraph, origin, direction)
+    scene = bpy.context.scene
+    hit, location, _normal, _index, obj, matrix = scene.ray_cast(layer.depsgraph, origin, direction)
     assert hit and obj.original == source
     assert (location - box_hit(moved, origin, direction, 0.5)).length < 1e-5
     assert np.abs(np.array(matrix) - np.array(moved)).max() < ATOL
     # nothing is left at the authored pose
-    hit, *_ = bpy.context.scene.ray_cast(layer.depsgraph, authored.translation + Vector((0, 0, 10)), direction)
+    hit, *_ = scene.ray_cast(layer.depsgraph, authored.translation + Vector((0, 0, 10)), direction)
     assert not hit
     inst.remove()
 
@@ -238,11 +271,12 @@ def counts():
             "node_groups": len(data.node_groups), "collections": len(data.collections)}
 
 
-def looks(objects, besides=None):
-    """How the objects are shown and selected, and where they are linked (besides `besides`)."""
+def looks(objects, besides=()):
+    """How the objects are shown and selected, and where they are linked (besides the
+    collections `besides`)."""
     layer = bpy.context.view_layer
     return {obj.name: (obj.hide_viewport, obj.hide_render, obj.hide_get(), obj.select_get(),
-                       sorted(c.name for c in obj.users_collection if c != besides)) for obj in objects} | \
+                       sorted(c.name for c in obj.users_collection if c not in besides)) for obj in objects} | \
         {"active": layer.objects.active and layer.objects.active.name}
 
 
@@ -260,7 +294,7 @@ def test_remove_leaves_everything_as_it_was(groups):
     assert not sources[0].select_get()  # (Blender deselects what it hides)
     inst.hide_sources(True)  # twice: still the state from before the first
     inst.hide_sources(False)
-    assert looks(sources, besides=inst.source_collection) == looked
+    assert looks(sources, besides=inst.collections) == looked
     inst.hide_sources(True)
     inst.remove()
     assert counts() == before
@@ -281,8 +315,9 @@ def test_remove_after_a_failed_build(groups):
 def test_quaternion_to_euler_is_blenders():
     rng = np.random.default_rng(11)
     quat = rng.normal(size=(200, 4))
-    quat[:3] = [(1, 0, 0, 0), (np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0), (0.5, 0.5, 0.5, 0.5)]  # gimbal too
+    quat[:3] = [(1, 0, 0, 0), (np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0), (0.5, 0.5, 0.5, 0.5)]  # gimbal
     euler = fast.quaternion_to_euler(quat)
     for q, e in zip(quat, euler, strict=True):
         expected = Quaternion(q).normalized().to_matrix()
-        assert np.abs(np.array(Euler(e, "XYZ").to_matrix()) - np.array(expected)).max() < 1e-6  # (mathutils is float32)
+        error = np.abs(np.array(Euler(e, "XYZ").to_matrix()) - np.array(expected)).max()
+        assert error < 1e-6  # (mathutils is float32)
