@@ -275,9 +275,9 @@ def looks(objects, besides=()):
     """How the objects are shown and selected, and where they are linked (besides the
     collections `besides`)."""
     layer = bpy.context.view_layer
-    return {obj.name: (obj.hide_viewport, obj.hide_render, obj.hide_get(), obj.select_get(),
-                       sorted(c.name for c in obj.users_collection if c not in besides)) for obj in objects} | \
-        {"active": layer.objects.active and layer.objects.active.name}
+    shown = {obj.name: (obj.hide_viewport, obj.hide_render, obj.hide_get(), obj.select_get(),
+                        sorted(c.name for c in obj.users_collection if c not in besides)) for obj in objects}
+    return shown | {"active": layer.objects.active and layer.objects.active.name}
 
 
 def test_remove_leaves_everything_as_it_was(groups):
