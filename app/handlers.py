@@ -6,6 +6,7 @@ from bpy.app.handlers import persistent
 from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
 from ..live import scene_session
+from ..sync import instancer
 from ..authoring import validation
 
 
@@ -46,6 +47,13 @@ def forget_scene_sessions(*_args):
     every scene session (scans, held poses, validation) is dropped as one, and the
     next scan starts anew."""
     scene_session.drop_all(restore=False)
+
+
+@persistent
+def sweep_fast_displays(*_args):
+    """Undo, redo and load can bring back a Fast display saved in an undo step (or
+    a file) with no simulation behind it: removed, its objects shown again."""
+    instancer.sweep()
 
 
 @persistent
@@ -92,6 +100,9 @@ HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
             (bpy.app.handlers.load_post, forget_scene_sessions),
             (bpy.app.handlers.undo_post, forget_scene_sessions),
             (bpy.app.handlers.redo_post, forget_scene_sessions),
+            (bpy.app.handlers.load_post, sweep_fast_displays),
+            (bpy.app.handlers.undo_post, sweep_fast_displays),
+            (bpy.app.handlers.redo_post, sweep_fast_displays),
             (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 

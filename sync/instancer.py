@@ -52,6 +52,8 @@ PICK = "pick"  # point attribute: which instance of its chunk's collection the p
 SCALE = "scale"  # point attribute: its source's own scale (written once)
 CHUNK_OF = "chunk"  # point attribute: its chunk (-1: a rotation vertex, drawing nothing)
 RENDERED = "rendered"  # point attribute: its source shows in renders
+MADE = "mjblend_fast_display"  # ID property: a data-block an instancer made
+SHOWN = "mjblend_shown"  # ID property of a hidden source: (hide_viewport, hide_render) before
 
 
 class Instancer:
@@ -177,6 +179,7 @@ class Instancer:
             self._shown = [(obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []))
                            for obj in self.sources + self.also_hidden]
             for obj in self.sources + self.also_hidden:
+                obj[SHOWN] = (int(obj.hide_viewport), int(obj.hide_render))  # (for `sweep`, after an undo)
                 obj.hide_viewport = True
                 obj.hide_render = True
         elif not hidden and self._shown is not None:
@@ -185,6 +188,8 @@ class Instancer:
                 try:
                     obj.hide_viewport = hide_viewport
                     obj.hide_render = hide_render
+                    if SHOWN in obj:
+                        del obj[SHOWN]
                     for scene, layer_name in selected_in:
                         layer = scene.view_layers.get(layer_name)
                         if layer is not None and obj.name in layer.objects:
@@ -237,6 +242,8 @@ class Instancer:
         self.object = bpy.data.objects.new(name, self.mesh)
         self.object.modifiers.new("instances", "NODES").node_group = self.node_groups[0]
         self.object.hide_select = True  # a click picks the instance's source, never this
+        for block in [self.object, self.mesh, *self.node_groups, *self.collections]:
+            block[MADE] = True  # (for `sweep`, after an undo)
         collection.objects.link(self.object)
 
     def _pick_by_name(self, view_layer):
@@ -313,6 +320,24 @@ def _rotate(quat, vec) -> np.ndarray:
     w, u = quat[:, :1], quat[:, 1:]
     twice = 2.0 * np.cross(u, vec)
     return vec + w * twice + np.cross(u, twice)
+
+
+def sweep() -> int:
+    """Undo and redo can bring back a state saved while an instancer existed (Blender
+    pushes undo steps during a simulation, e.g. on a click), with no simulation to
+    remove it: delete what an instancer made and show its sources as they were.
+    Returns how many data-blocks it touched."""
+    touched = 0
+    for obj in bpy.data.objects:
+        if SHOWN in obj.keys():
+            obj.hide_viewport, obj.hide_render = (bool(flag) for flag in obj[SHOWN])
+            del obj[SHOWN]
+            touched += 1
+    for blocks in (bpy.data.objects, bpy.data.meshes, bpy.data.node_groups, bpy.data.collections):
+        for block in [b for b in blocks if b.get(MADE)]:
+            blocks.remove(block)
+            touched += 1
+    return touched
 
 
 def _new_tree(name):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from mathutils import Euler, Matrix, Quaternion, Vector
 
+from mjblend.app import handlers
 from mjblend.sync import instancer as fast
 
 ATOL = 1e-6
@@ -321,3 +322,21 @@ def test_quaternion_to_euler_is_blenders():
         expected = Quaternion(q).normalized().to_matrix()
         error = np.abs(np.array(Euler(e, "XYZ").to_matrix()) - np.array(expected)).max()
         assert error < 1e-6  # (mathutils is float32)
+
+
+def test_sweep_cleans_up_after_an_undo_brings_an_instancer_back(groups):
+    """Undo can restore a state saved while the Fast display existed, with nothing
+    left to remove it: the handlers' sweep removes it and shows the sources again."""
+    sources = [obj for group in groups for obj in group]
+    sources[2].hide_render = True
+    before, looked = counts(), looks(sources)
+    inst = make(groups)
+    inst.hide_sources(True)
+    del inst  # (what an undo leaves: the data, no Python object)
+    assert counts() != before and all(obj.hide_viewport for obj in sources)
+    handlers.sweep_fast_displays()
+    assert counts() == before
+    assert {name: look[:2] for name, look in looks(sources).items() if name != "active"} == \
+        {name: look[:2] for name, look in looked.items() if name != "active"}
+    assert all(fast.SHOWN not in obj.keys() for obj in sources)
+    assert handlers.sweep_fast_displays in bpy.app.handlers.undo_post
