@@ -34,6 +34,10 @@ UV_VECTOR_ARRAY = VERSION >= (3, 5, 0)
 # until Mesh.update(), whose tag (like any attribute write's) makes Blender
 # re-flush the visibility of its whole dependency graph on the next update.
 POSITIONS_WRITE_TAGS = VERSION >= (4, 3, 0)
+# 4.2 (measured; 3.4 does not): Geometry Nodes instances of an object hidden with
+# hide_viewport are drawn in the viewport. Before, the Fast display hides its
+# sources per view layer (hide_set), whose instances 3.4 does draw.
+DRAWS_INSTANCES_OF_HIDDEN = VERSION >= (4, 2, 0)
 
 # ------------------------------------------------------- materials and nodes
 

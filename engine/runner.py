@@ -24,6 +24,7 @@ Two ways to run, through the same code:
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 import time
 
@@ -116,6 +117,30 @@ class Runner:
                     return False
                 self._published.wait(0.05 if left is None else min(left, 0.05))
         return True
+
+    @contextlib.contextmanager
+    def parked(self, timeout: float = 5.0):
+        """Hold the physics thread in a wait that holds no GIL (between two steps)
+        while the body runs. Blender (3.4 here, with Python 3.11) resolves a context
+        override (`temp_override`, an operator's context dict) without the GIL when
+        another Python thread holds it, and can crash: a script calling operators
+        with an override while a simulation plays does it inside this."""
+        if not self.alive:
+            yield
+            return
+        parked, release = threading.Event(), threading.Event()
+
+        def park(_session):
+            parked.set()
+            release.wait(60.0)  # (a forgotten park lets go on its own)
+        self.send(commands.Call(park, what="Parking the physics thread"))
+        if not parked.wait(timeout):
+            release.set()
+            raise TimeoutError(f"the physics thread did not park within {timeout:g} s (inside a long step?)")
+        try:
+            yield
+        finally:
+            release.set()
 
     # -------------------------------------------------------- lifecycle
 

@@ -64,6 +64,12 @@ class Display:
             return self.instancer.source_at(obj, matrix)
         return obj
 
+    def selected(self, obj, view_layer) -> None:
+        """`obj` was selected: while the Fast display hides it, Blender ignores that,
+        so it is selected when the objects show again."""
+        if self.fast_now and self.instancer is not None:
+            self.instancer.select_only(obj, view_layer)
+
     def moving_objects(self) -> int:
         return sum(len(group) for group in self.live.groups)
 

@@ -85,6 +85,7 @@ class LiveSimulation:
         self._scanners: list = []
         self._signature = None  # of several model roots' structure, at the last build
         self._next_structure_check = 0.0
+        self._object_count = len(owner.scene.objects)
         self._edits = changes.Cursor()  # edits of the model since this simulation last looked
         self.compile()
 
@@ -316,12 +317,18 @@ class LiveSimulation:
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
         touched, moved = self._edits.read()
         edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
-        due = now is None or now >= self._next_structure_check  # now None: check everything
+        count = len(self.scene.objects)  # (an added or deleted object changes it: checked at once)
+        due = now is None or now >= self._next_structure_check or count != self._object_count
         if not (edited or due):
             return False
+        start = time.perf_counter()
+        compiled = self.compile(edited)
+        self._object_count = count
         if due and now is not None:
-            self._next_structure_check = now + STRUCTURE_CHECK_INTERVAL
-        return self.compile(edited)
+            # a big scene's check costs: at most ~2% of the main thread on it
+            spent = time.perf_counter() - start
+            self._next_structure_check = now + max(STRUCTURE_CHECK_INTERVAL, 50 * spent)
+        return compiled
 
     def _moved_itself(self, pointer) -> bool:
         """A depsgraph 'moved' report is an edit only if the object's own

@@ -177,7 +177,9 @@ class MUJOCO_OT_select_body(bpy.types.Operator):
         body = running.body_of(obj) if obj is not None else None
         if body is None:
             return {"CANCELLED", "PASS_THROUGH"}
-        authoring.select_only(context, running.by_id[("body", body)])
+        obj = running.by_id[("body", body)]
+        authoring.select_only(context, obj)
+        running.display.selected(obj, context.view_layer)  # (hidden under the Fast display)
         return {"FINISHED"}
 
 

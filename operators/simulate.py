@@ -29,10 +29,16 @@ def _start(operator, context):
         return None
 
 
-def _redraw(context):
+PROPERTIES_EVERY = 6  # display frames between redraws of the Properties editor (its panels cost)
+
+
+def _redraw(context, properties: bool = True):
+    """Redraw the 3D views (the sidebar is theirs), and the Properties editor
+    (actuator controls) with `properties`."""
+    kinds = ("VIEW_3D", "PROPERTIES") if properties else ("VIEW_3D",)
     for window in context.window_manager.windows:
         for area in window.screen.areas:
-            if area.type in ("VIEW_3D", "PROPERTIES"):
+            if area.type in kinds:
                 area.tag_redraw()
 
 
@@ -64,7 +70,8 @@ class MUJOCO_OT_play(bpy.types.Operator):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: the runner keeps its own time)
             if running.tick(scene_session.now(), context.selected_objects):
-                _redraw(context)
+                self._frames = getattr(self, "_frames", 0) + 1
+                _redraw(context, properties=self._frames % PROPERTIES_EVERY == 0)
             message = running.take_message()
             if message:
                 self.report({"WARNING"}, message)

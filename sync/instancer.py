@@ -118,6 +118,7 @@ class Instancer:
         try:
             self._build(name, collection)
             self._pick_by_name(view_layer)
+            self._show_instances(False)  # (until the sources hide)
         except BaseException:
             self.remove()
             raise
@@ -167,35 +168,70 @@ class Instancer:
     # -------------------------------------------------------------- visibility
 
     def hide_sources(self, hidden: bool) -> None:
-        """Hide the sources in every viewport and in renders (their instances still
-        show and are picked), or put back exactly how they were shown and selected."""
+        """Hide the sources in every viewport and in renders and show the instances
+        (still picked as their sources), or put the sources back exactly as they were
+        shown and selected and hide the instances (so nothing stale is drawn or hit)."""
         if hidden and self._shown is None:
             # hiding deselects (Blender drops the selection of what it cannot show)
-            selected_in = {}  # object's pointer -> [(scene, view layer name)]
-            for scene in bpy.data.scenes:
-                for layer in scene.view_layers:
-                    for obj in layer.objects.selected:
-                        selected_in.setdefault(obj.as_pointer(), []).append((scene, layer.name))
-            self._shown = [(obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []))
-                           for obj in self.sources + self.also_hidden]
+            layers = [(scene, layer) for scene in bpy.data.scenes for layer in scene.view_layers]
+            selected_in, hidden_in = {}, {}  # object's pointer -> [(scene, view layer name)]
+            for scene, layer in layers:
+                for obj in layer.objects.selected:
+                    selected_in.setdefault(obj.as_pointer(), []).append((scene, layer.name))
+            shown = []
+            for obj in self.sources + self.also_hidden:
+                if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
+                    hidden_in[obj.as_pointer()] = [
+                        (scene, layer.name) for scene, layer in layers
+                        if obj.name in layer.objects and obj.hide_get(view_layer=layer)]
+                shown.append((obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []),
+                              hidden_in.get(obj.as_pointer(), [])))
+            self._shown = shown
             for obj in self.sources + self.also_hidden:
                 obj[SHOWN] = (int(obj.hide_viewport), int(obj.hide_render))  # (for `sweep`, after an undo)
-                obj.hide_viewport = True
+                if blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
+                    obj.hide_viewport = True
+                else:
+                    for _scene, layer in layers:
+                        if obj.name in layer.objects:
+                            obj.hide_set(True, view_layer=layer)
                 obj.hide_render = True
+            self._show_instances(True)
         elif not hidden and self._shown is not None:
             shown, self._shown = self._shown, None
-            for obj, hide_viewport, hide_render, selected_in in shown:
+            self._show_instances(False)
+            for obj, hide_viewport, hide_render, selected_in, hidden_in in shown:
                 try:
                     obj.hide_viewport = hide_viewport
                     obj.hide_render = hide_render
                     if SHOWN in obj:
                         del obj[SHOWN]
+                    if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
+                        for scene in bpy.data.scenes:
+                            for layer in scene.view_layers:
+                                if obj.name in layer.objects:
+                                    obj.hide_set((scene, layer.name) in hidden_in, view_layer=layer)
                     for scene, layer_name in selected_in:
                         layer = scene.view_layers.get(layer_name)
                         if layer is not None and obj.name in layer.objects:
                             obj.select_set(True, view_layer=layer)
                 except ReferenceError:
                     pass  # deleted (or replaced by an undo) meanwhile
+
+    def select_only(self, obj, view_layer) -> None:
+        """While the sources are hidden (Blender ignores selecting them): `obj` is
+        the one selected when they show again."""
+        if self._shown is None:
+            return
+        entry = (view_layer.id_data, view_layer.name)
+        self._shown = [(o, viewport, render, [entry] if o == obj else
+                        [e for e in selected if e[0] != entry[0] or e[1] != entry[1]], hidden)
+                       for o, viewport, render, selected, hidden in self._shown]
+
+    def _show_instances(self, shown: bool) -> None:
+        if self.object is not None:
+            self.object.hide_viewport = not shown
+            self.object.hide_render = not shown
 
     # ---------------------------------------------------------------- clean up
 
@@ -332,6 +368,11 @@ def sweep() -> int:
         if SHOWN in obj.keys():
             obj.hide_viewport, obj.hide_render = (bool(flag) for flag in obj[SHOWN])
             del obj[SHOWN]
+            if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:  # (hidden per view layer: sources were shown)
+                for scene in bpy.data.scenes:
+                    for layer in scene.view_layers:
+                        if obj.name in layer.objects:
+                            obj.hide_set(False, view_layer=layer)
             touched += 1
     for blocks in (bpy.data.objects, bpy.data.meshes, bpy.data.node_groups, bpy.data.collections):
         for block in [b for b in blocks if b.get(MADE)]:

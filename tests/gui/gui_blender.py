@@ -55,15 +55,16 @@ def _run(command, env, timeout):
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
-def run_gui_script(script, tmp_path, env=None, timeout=180):
-    """Run `script` in Blender's UI; returns the CompletedProcess."""
+def run_gui_script(script, tmp_path, env=None, timeout=180, screen=SCREEN):
+    """Run `script` in Blender's UI (on a virtual screen of `screen`: WIDTHxHEIGHTxDEPTH);
+    returns the CompletedProcess."""
     check_prerequisites()
     # A file given on the command line opens without the splash screen.
     start = tmp_path / "start.blend"
     subprocess.run([BLENDER, "-b", "--factory-startup", "--python-expr",
                     f"import bpy; bpy.ops.wm.save_as_mainfile(filepath={str(start)!r})"],
                    check=True, capture_output=True, timeout=timeout)
-    return _run(["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", BLENDER, str(start),
+    return _run(["xvfb-run", "-a", "-s", f"-screen 0 {screen}", BLENDER, str(start),
                  "--python-use-system-env", "--python", script],
                 _environment(tmp_path, env), timeout)
 

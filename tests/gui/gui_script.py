@@ -5,8 +5,14 @@ exception), the largest 3D view, and the timer loop that runs a script's steps.
 A script defines a generator of delays (seconds until its next step) and calls
 `run_steps(steps)`; MJBlend is enabled first, every exception ends the run with
 its traceback in the report, and Blender quits when the steps are done.
+
+Operators called with a context override while the physics thread lives go
+through `physics_parked` (see there: Blender crashes otherwise); operators that
+need no override (pause, stop) are called without one.
 """
 
+import contextlib
+import importlib
 import json
 import os
 import traceback
@@ -74,3 +80,35 @@ def run_steps(steps):
             return None
 
     bpy.app.timers.register(tick, first_interval=1.0)
+
+
+def physics_parked(running):
+    """The physics thread of `running` (a LiveSimulation, or None) parked while the
+    body runs (engine.runner.Runner.parked: Blender 3.4 crashes when a context
+    override is resolved while another Python thread holds the GIL)."""
+    runner = getattr(running, "runner", None)
+    return runner.parked() if runner is not None else contextlib.nullcontext()
+
+
+def running_simulation():
+    """The scene's LiveSimulation, or None."""
+    return importlib.import_module(ADDON + ".live.scene_session").get(bpy.context.scene)
+
+
+def play_invoke():
+    """`mujoco.play` INVOKE'd in the largest 3D view (the modal operator on a real window
+    timer): the simulation is compiled first (its thread starts paused) so that the
+    call with the view's context runs with the physics thread parked. Returns the
+    LiveSimulation."""
+    running = importlib.import_module(ADDON + ".live.scene_session").ensure(bpy.context.scene)
+    window, area, region = view3d()
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.mujoco.play("INVOKE_DEFAULT")
+    return running
+
+
+def screenshot_view(path):
+    """A screenshot of the largest 3D view (the physics thread parked meanwhile)."""
+    window, area, _region = view3d()
+    with physics_parked(running_simulation()), bpy.context.temp_override(window=window, area=area):
+        bpy.ops.screen.screenshot_area(filepath=path)

@@ -19,7 +19,8 @@ import time
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps, view3d  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, play_invoke, record_draws, report, run_steps,  # noqa: E402
+                        screenshot_view, view3d)
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "desk_toys.xml")
 report["samples"] = []
@@ -49,13 +50,11 @@ def steps():
     report["start_height"] = box_height()
     yield 0.5
 
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        bpy.ops.mujoco.play("INVOKE_DEFAULT")
-    running = live.get(bpy.context.scene)
+    running = play_invoke()
     report["modal_running"] = running.modal_running
     start = time.perf_counter()
     while time.perf_counter() - start < 2.0 or len(report["samples"]) < 5:
-        report["samples"].append([time.perf_counter() - start, running.session.data.time, box_height()])
+        report["samples"].append([time.perf_counter() - start, running.latest.time, box_height()])
         yield 0.1
 
     # the sidebar opens on another tab, and Blender 3.4 cannot switch tabs from
@@ -72,18 +71,18 @@ def steps():
                     str(window.height - (area.y + area.height // 2))], check=True)
     yield 0.5
     if SCREENSHOT:
-        with bpy.context.temp_override(window=window, area=area):
-            bpy.ops.screen.screenshot_area(filepath=SCREENSHOT)
-    report["rtf"] = running.session.achieved
+        screenshot_view(SCREENSHOT)
+    report["rtf"] = running.latest.achieved
 
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        bpy.ops.mujoco.pause()
-    paused_at = running.session.data.time
+    bpy.ops.mujoco.pause()  # (no context override while the physics thread runs: gui_script)
+    report["paused_at_once"] = not running.playing  # the intent shows before the runner applies it
+    yield 0.3  # the physics thread applies the pause between two batches
+    paused_at = running.latest.time
+    report["snapshot_paused"] = not running.latest.playing
     yield 0.5
-    report["paused_advance"] = running.session.data.time - paused_at
+    report["paused_advance"] = running.latest.time - paused_at
 
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        bpy.ops.mujoco.stop()
+    bpy.ops.mujoco.stop()
     yield 0.3  # the modal operator sees the stop on its next timer event
     report["modal_after_stop"] = running.modal_running
     report["restored"] = authored == {o.name: transforms.transform(o) for o in bpy.context.scene.objects}

@@ -48,6 +48,7 @@ def test_play_runs_on_the_window_timer(tmp_path):
     assert sim < 1.2 * wall + 0.1, "faster than real time at speed 1"
     assert np.all(np.diff(samples[:, 1]) >= 0)
     assert height < report["start_height"] - 0.2  # the box fell onto the table
+    assert report["paused_at_once"] and report["snapshot_paused"]
     assert report["paused_advance"] == 0
     assert report["restored"] and not report["live_after_stop"] and not report["modal_after_stop"]
     assert {"MJBLEND_PT_simulation", "MJBLEND_PT_controls", "MJBLEND_PT_model",
