@@ -25,6 +25,8 @@ def pack_generated_images(*_args):
 def note_moved_and_reshaped(_scene, depsgraph):
     """Transforms and mesh edits do not go through MJBlend's properties: the
     depsgraph reports them, and the next scan updates just those elements."""
+    if changes.is_quiet():  # (a simulation's own writes, evaluated at once: not edits)
+        return
     edited = False
     for update in depsgraph.updates:
         if update.is_updated_transform or update.is_updated_geometry:

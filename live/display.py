@@ -22,6 +22,7 @@ import time
 import bpy
 import numpy as np
 
+from ..components import changes
 from ..engine import frames
 from ..sync.instancer import Instancer
 from ..sync.objects import put_transform, write_body_poses
@@ -97,7 +98,23 @@ class Display:
         pos, quat = frames.float32_locals(shot.xpos, shot.xquat, shot.model.body_parentid, live.levels)
         pos, quat = pos[live.driven_ids], quat[live.driven_ids]
         self.written = (pos, quat)
-        write_body_poses(live.plain_objects, live.fixed, pos, quat, live.plain_rows)
+        layer = self._view_layer()
+        if layer is None:
+            write_body_poses(live.plain_objects, live.fixed, pos, quat, live.plain_rows)
+            return
+        # The depsgraph reports every moved object and its children to the edit
+        # tracking (~3 us each, a fifth of a big scene's frame) though the simulation
+        # moved them: evaluate the user's pending edits first, as usual, then the
+        # simulation's writes quietly (the redraw would evaluate them anyway).
+        layer.update()
+        with changes.quiet():
+            write_body_poses(live.plain_objects, live.fixed, pos, quat, live.plain_rows)
+            layer.update()
+
+    def _view_layer(self):
+        """The view layer the viewport evaluates, if it is the simulated scene's."""
+        context = bpy.context
+        return context.view_layer if context.scene == self.live.scene and context.view_layer else None
 
     def _measure(self, seconds: float) -> None:
         """Auto: objects are too slow when writing them and evaluating what moved
