@@ -302,20 +302,26 @@ def test_flex_vertices_follow_the_simulation(clean_scene):
     assert np.array_equal(np.array([v.co[:] for v in flag.data.vertices]), before)
 
 
-@needs_corpus
-@pytest.mark.parametrize("path", ["mujoco_model/model/humanoid/humanoid.xml",
-                                  "pip/dm_control/suite/cartpole.xml",
-                                  "menagerie/franka_emika_panda/scene.xml",
-                                  "pip/dm_control/locomotion/walkers/assets/rodent.xml"])
+@pytest.mark.parametrize("path", corpus_params())
 def test_corpus_models_simulate_like_mujoco(clean_scene, path):
+    """Import, simulate one second (the runner, inline): qpos bit for bit MuJoCo's on
+    the file, and the body objects where MuJoCo's kinematics of that state put them."""
     full = os.path.join(CORPUS, path)
     build.import_file(full, clean_scene)
-    bpy.ops.mujoco.simulate(duration=0.3)
+    bpy.ops.mujoco.simulate(duration=1.0)
     model = mujoco.MjModel.from_xml_path(full)
-    model, data = mujoco_after(full, int(round(0.3 / model.opt.timestep)))
-    session = scene_session.get(bpy.context.scene).session
-    assert np.array_equal(session.data.qpos, data.qpos)
-    assert_bodies_match(model, data, atol=2e-5)
+    model, data = mujoco_after(full, int(round(1.0 / model.opt.timestep)))
+    running = scene_session.get(bpy.context.scene)
+    shot = running.latest
+    assert shot.time == data.time
+    assert np.array_equal(shot.qpos, data.qpos) and np.array_equal(shot.qvel, data.qvel)
+    extent = max(1.0, float(np.abs(data.xpos).max()))  # (float32 objects: relative to the scene's size)
+    bpy.context.view_layer.update()
+    for (kind, body), obj in running.by_id.items():  # (bound by id: bodies need no name)
+        if kind == "body":
+            world = np.array(obj.matrix_world)
+            assert np.allclose(world[:3, 3], data.xpos[body], atol=2e-5 * extent), obj.name
+            assert np.allclose(world[:3, :3], data.xmat[body].reshape(3, 3), atol=2e-5), obj.name
     scene_session.drop_all()
 
 
