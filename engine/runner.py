@@ -216,13 +216,12 @@ class Runner:
                 command.apply(self)
             except Exception as error:  # noqa: BLE001 (a bad command never stops the runner)
                 if not self.threaded:
-                    self._applied = seq
-                    self._dirty = True
                     raise
                 what = getattr(command, "what", type(command).__name__)
                 self._say(f"{what} not applied ({type(error).__name__}: {error})")
-            self._applied = seq
-            self._dirty = True
+            finally:
+                self._applied = seq
+                self._dirty = True
             self._after_batch(0)
 
     def _say(self, message: str) -> None:
@@ -244,12 +243,11 @@ class Runner:
 
     def _loop(self) -> None:
         """The physics thread: commands, a batch of steps, a snapshot, a sleep."""
-        session = self.session
+        session = self.session  # (a recompile replaces its model and data, never the session)
         while not self._stopping:
             self._wake.clear()
             try:
                 self._apply_queued()
-                session = self.session
                 if session.playing:
                     budget = self.batch_seconds if session.fast_forward else self.interval
                     steps = session.advance(self.clock(), budget=budget)

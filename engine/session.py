@@ -70,9 +70,7 @@ class Session:
     def reset(self, keyframe: int | None = None) -> None:
         """Back to qpos0 (keyframe -1) or to keyframe `keyframe` (default: the current one)."""
         if keyframe is not None:
-            if not -1 <= keyframe < self.model.nkey:
-                raise ValueError(f"keyframe {keyframe} does not exist: the model has "
-                                 f"{self.model.nkey} keyframe(s)")
+            check_keyframe(self.model, keyframe)
             self.keyframe = keyframe
         self.release()
         if self.keyframe >= 0:
@@ -109,12 +107,7 @@ class Session:
 
     def simulate(self, duration: float) -> int:
         """round(duration / timestep) steps, as fast as possible."""
-        return self.step(self.steps_for(duration))
-
-    def steps_for(self, duration: float) -> int:
-        if duration < 0:
-            raise ValueError("duration must not be negative")
-        return int(round(duration / self.model.opt.timestep))
+        return self.step(steps_for(self.model, duration))
 
     def advance(self, now: float, budget: float = 1 / 30) -> int:
         """Step until simulated time catches up with wall time `now` (scaled by
@@ -132,9 +125,8 @@ class Session:
         start = _time.perf_counter()
         steps = 0
         while self.data.time + 0.5 * timestep < target:
-            owed = (target - self.data.time) / timestep + 0.5
-            count = min(self._chunk(), max(1, int(owed)) if owed < 1e9 else self._chunk())
-            steps += self._run(count)
+            owed = min((target - self.data.time) / timestep + 0.5, MAX_CHUNK)  # (inf in fast-forward)
+            steps += self._run(max(1, min(self._chunk(), int(owed))))
             if self._check_diverged(warnings_only=True):
                 return steps
             if _time.perf_counter() - start > budget:
@@ -160,9 +152,8 @@ class Session:
         return max(0.0, due - now)
 
     def _chunk(self) -> int:
-        """Steps per mj_step call: about CHUNK_SECONDS of stepping (one at a time
-        while a mouse spring acts, which needs its force every step)."""
-        if self.grab is not None or self._step_seconds == 0:
+        """Steps per batch between looks at the commands: about CHUNK_SECONDS of stepping."""
+        if self._step_seconds == 0:
             return 1  # (the first step measures what one costs)
         return max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(self._step_seconds, 1e-7))))
 
@@ -200,9 +191,7 @@ class Session:
 
     def set_control(self, actuator: int, value: float) -> float:
         """An actuator's control, clamped to its ctrlrange when it is ctrllimited; returns what was set."""
-        if self.model.actuator_ctrllimited[actuator]:
-            low, high = self.model.actuator_ctrlrange[actuator]
-            value = min(max(value, low), high)
+        value = clamped_control(self.model, actuator, value)
         self.data.ctrl[actuator] = value
         return value
 
@@ -326,6 +315,27 @@ class Session:
                     data.mocap_quat[m_new] = old_data.mocap_quat[m_old]
         self.model, self.data, self.ids = model, data, dict(ids)
         mujoco.mj_forward(model, data)
+
+
+def steps_for(model, duration: float) -> int:
+    """round(duration / timestep): the steps a duration takes."""
+    if duration < 0:
+        raise ValueError("duration must not be negative")
+    return int(round(duration / model.opt.timestep))
+
+
+def check_keyframe(model, keyframe: int) -> None:
+    """-1 (qpos0) or one of the model's keyframes, else a ValueError saying so."""
+    if not -1 <= keyframe < model.nkey:
+        raise ValueError(f"keyframe {keyframe} does not exist: the model has {model.nkey} keyframe(s)")
+
+
+def clamped_control(model, actuator: int, value: float) -> float:
+    """`value` inside the actuator's ctrlrange when it is ctrllimited."""
+    if model.actuator_ctrllimited[actuator]:
+        low, high = model.actuator_ctrlrange[actuator]
+        value = min(max(value, low), high)
+    return value
 
 
 def _copy_joint(old_model, old_data, old, model, data, new) -> None:

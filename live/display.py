@@ -57,7 +57,7 @@ class Display:
             return True
         if mode == "OBJECTS":
             return False
-        return self._auto_fast or self.moving_objects() * OBJECT_COST > FRAME_BUDGET
+        return self._auto_fast or self.live.moving_count * OBJECT_COST > FRAME_BUDGET
 
     def source_of(self, obj, matrix):
         """The object a ray hit: under the Fast display, an instance of a shape shared
@@ -71,9 +71,6 @@ class Display:
         so it is selected when the objects show again."""
         if self.fast_now and self.instancer is not None:
             self.instancer.select_only(obj, view_layer)
-
-    def moving_objects(self) -> int:
-        return sum(len(group) for group in self.live.groups)
 
     # -------------------------------------------------------------- show
 
@@ -118,10 +115,9 @@ class Display:
 
     def _measure(self, seconds: float) -> None:
         """Auto: objects are too slow when writing them and evaluating what moved
-        takes more than the frame budget (median of recent frames)."""
-        start = time.perf_counter()
-        bpy.context.view_layer.update()  # (the redraw would pay it anyway; measured here)
-        self._object_costs.append(seconds + time.perf_counter() - start)
+        (write_objects evaluates it) takes more than the frame budget (median of
+        recent frames)."""
+        self._object_costs.append(seconds)
         if len(self._object_costs) >= AUTO_WINDOW:
             self._auto_fast = statistics.median(self._object_costs) > FRAME_BUDGET
             self._object_costs.clear()
@@ -146,7 +142,7 @@ class Display:
             put_transform(obj, live.held[obj.as_pointer()].transform)
         if self.instancer is None:
             scene = live.scene
-            view_layer = bpy.context.view_layer if bpy.context.scene == scene else scene.view_layers[0]
+            view_layer = self._view_layer() or scene.view_layers[0]
             drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in live.groups]
             others = [o for group in live.groups for o in group if o.type not in GEOMETRY_TYPES]
             self.instancer = Instancer(f"{live.name} (fast display)", drawn, scene.collection, view_layer,

@@ -34,7 +34,7 @@ from mathutils import Matrix, Quaternion, Vector
 from ..components import changes, spec_io
 from ..engine import commands, frames
 from ..engine.runner import Runner
-from ..engine.session import Session
+from ..engine.session import Session, check_keyframe, clamped_control, steps_for
 from ..scan import compile_spec, scene_scan
 from ..scene import preferences
 from ..scene.errors import MJBlendError
@@ -246,6 +246,7 @@ class LiveSimulation:
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
         self._authored_poses(model)
         self.groups = _moving_groups(driven, {o.as_pointer() for o, _b in driven})
+        self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
         self._sent_mocap = None
         self._hold()
         return ids
@@ -452,7 +453,7 @@ class LiveSimulation:
 
     def simulate(self, duration: float) -> int:
         """Exactly round(duration / timestep) steps (mocap poses read first), shown."""
-        return self.step(self.runner.session.steps_for(duration), wait=None)
+        return self.step(steps_for(self.model, duration), wait=None)
 
     def step(self, count: int, wait: float | None = SHOW_WAIT) -> int:
         """`count` steps (mocap poses read first), shown; the steps taken (inline)."""
@@ -462,19 +463,15 @@ class LiveSimulation:
         return self.runner.latest.steps - before
 
     def reset(self, keyframe: int | None = None) -> None:
-        if keyframe is not None and not -1 <= keyframe < self.model.nkey:
-            raise ValueError(f"keyframe {keyframe} does not exist: the model has {self.model.nkey} "
-                             "keyframe(s)")
+        if keyframe is not None:
+            check_keyframe(self.model, keyframe)  # (here: a threaded runner could only report it)
         self._sent_mocap = None
         self.send(commands.Reset(keyframe), SHOW_WAIT)
         self.send_mocap()
 
     def set_control(self, actuator: int, value: float) -> None:
         seq = self.runner.send(commands.SetControl(actuator, value))
-        if self.model.actuator_ctrllimited[actuator]:
-            low, high = self.model.actuator_ctrlrange[actuator]
-            value = min(max(value, low), high)
-        self._pending_controls[actuator] = (seq, value)
+        self._pending_controls[actuator] = (seq, clamped_control(self.model, actuator, value))
 
     def control(self, actuator: int) -> float:
         """An actuator's control: the latest snapshot's, or one sent and not applied yet."""
@@ -611,14 +608,14 @@ def get(scene) -> LiveSimulation | None:
 def running(scene) -> LiveSimulation | None:
     """The scene's simulation if one is running (has a runner), else None."""
     live = get(scene)
-    return live if live is not None and live.session is not None else None
+    return live if live is not None and live.runner is not None else None
 
 
 def is_current(running: LiveSimulation) -> bool:
     """Is `running` still its scene's simulation? (False once stopped, replaced, or
     its scene deleted: then it is dropped.)"""
     try:
-        return running.session is not None and get(running.scene) is running
+        return running.runner is not None and get(running.scene) is running
     except ReferenceError:  # the scene was deleted: its whole session goes
         _drop_session(running.owner, restore=True)
         return False

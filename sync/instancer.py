@@ -44,8 +44,10 @@ from typing import Sequence
 
 import bpy
 import numpy as np
+from mathutils import Matrix
 
 from .. import blender_compat
+from ..engine import frames
 
 CHUNK = 256  # sources per Collection Info (its cost grows with the square of this)
 PICK = "pick"  # point attribute: which instance of its chunk's collection the point draws
@@ -76,31 +78,28 @@ class Instancer:
         self.bodies = len(groups)
         self._rows = np.array([row for row, group in enumerate(groups) for _ in group], dtype=np.intp)
         view_layer.update()  # (world matrices of transforms just put back)
-        self._authored = [obj.matrix_world.copy() for obj in self.sources]
+        authored = [obj.matrix_world.copy() for obj in self.sources]
         # each source's authored pose: position, rotation (w x y z), scale
-        parts = [matrix.decompose() for matrix in self._authored]
+        parts = [matrix.decompose() for matrix in authored]
         self._where = np.array([tuple(loc) for loc, _rot, _scale in parts], dtype=np.float64).reshape(-1, 3)
         self._turn = np.array([tuple(rot) for _loc, rot, _scale in parts], dtype=np.float64).reshape(-1, 4)
         self._scale = np.array([tuple(scale) for _loc, _rot, scale in parts], dtype=np.float32).reshape(-1, 3)
         # a matrix with shear (a rotated child of a non-uniformly scaled parent) has no
         # position / rotation / scale: such a source is drawn where it is, then displaced
         self._placed = np.array([not _decomposes(m, loc, rot, scale) for m, (loc, rot, scale)
-                                 in zip(self._authored, parts, strict=True)], dtype=bool)
+                                 in zip(authored, parts, strict=True)], dtype=bool)
         self._scale[self._placed] = 1.0
         # one instanced object per shape; shape[i]: the index of source i's representative
         first: dict = {}
         keys = [obj.as_pointer() if placed else _shape_key(obj)
                 for obj, placed in zip(self.sources, self._placed, strict=True)]
         self._shape = np.array([first.setdefault(key, len(first)) for key in keys], dtype=np.intp)
-        self.representatives = [None] * len(first)
-        for obj, shape in zip(self.sources, self._shape, strict=True):
-            if self.representatives[shape] is None:
-                self.representatives[shape] = obj
+        first_source = np.unique(self._shape, return_index=True)[1]  # (shapes number in first-seen order)
+        self.representatives = [self.sources[i] for i in first_source]
         # chunks of at most CHUNK representatives, shaped and placed ones apart:
         # (placed?, [representative]); and each representative's (chunk, index in it)
         placed_shape = np.zeros(len(first), dtype=bool)
         placed_shape[self._shape] = self._placed
-        first_source = np.unique(self._shape, return_index=True)[1]
         self._probe_offset = np.where(placed_shape, self._where[first_source, 0], 0.0)
         self._chunks, self._slot = [], np.zeros((len(first), 2), dtype=np.intp)
         for placed in (False, True):
@@ -142,7 +141,7 @@ class Instancer:
     def poses(self, pos, quat) -> tuple[np.ndarray, np.ndarray]:
         """Every source's (rotation, position) after its body's displacement."""
         moved_q, moved_p = quat[self._rows], pos[self._rows]
-        turn, where = _quat_multiply(moved_q, self._turn), moved_p + _rotate(moved_q, self._where)
+        turn, where = frames.quat_multiply(moved_q, self._turn), moved_p + frames.rotate(moved_q, self._where)
         turn[self._placed], where[self._placed] = moved_q[self._placed], moved_p[self._placed]
         return turn, where
 
@@ -160,7 +159,7 @@ class Instancer:
         candidates = [] if shape is None else np.flatnonzero(self._shape == shape)
         if len(candidates) <= 1 or self._last is None:
             return self.sources[candidates[0]] if len(candidates) else obj
-        turn, where = self.poses(*self._last)
+        _turn, where = self.poses(*self._last)
         hit = np.array(matrix)
         distance = np.linalg.norm(where[candidates] - hit[:3, 3], axis=1)
         return self.sources[candidates[int(np.argmin(distance))]]
@@ -266,9 +265,7 @@ class Instancer:
         attributes = self.mesh.attributes
         attributes.new(PICK, "INT", "POINT")
         attributes.new(CHUNK_OF, "INT", "POINT")
-        scale = np.ones((2 * count, 3), dtype=np.float32)
-        scale[:count] = self._scale
-        attributes.new(SCALE, "FLOAT_VECTOR", "POINT").data.foreach_set("vector", scale.ravel())
+        attributes.new(SCALE, "FLOAT_VECTOR", "POINT")  # (written by _pick_by_name)
         rendered = [not obj.hide_render for obj in self.sources] + [False] * count
         attributes.new(RENDERED, "BOOLEAN", "POINT").data.foreach_set("value", rendered)
         self.node_groups.append(_new_tree(name))
@@ -326,7 +323,6 @@ class Instancer:
 
 def _decomposes(matrix, loc, rot, scale, tolerance=1e-6) -> bool:
     """Is `matrix` Translation @ Rotation @ Scale (no shear)?"""
-    from mathutils import Matrix
     again = Matrix.LocRotScale(loc, rot, scale)
     return all(abs(a - b) <= tolerance * max(1.0, abs(a)) for row, other in zip(matrix, again, strict=True)
                for a, b in zip(row, other, strict=True))
@@ -341,21 +337,6 @@ def _shape_key(obj):
                   for slot in obj.material_slots)
     return (obj.type, obj.data.as_pointer(), slots, tuple(obj.color), obj.display_type,
             obj.show_wire, obj.visible_shadow if hasattr(obj, "visible_shadow") else True)
-
-
-def _quat_multiply(a, b) -> np.ndarray:
-    """Row-wise Hamilton products of (n, 4) quaternions (w x y z)."""
-    aw, ax, ay, az = a.T
-    bw, bx, by, bz = b.T
-    return np.stack((aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw), axis=1)
-
-
-def _rotate(quat, vec) -> np.ndarray:
-    """Row-wise rotation of (n, 3) vectors by (n, 4) unit quaternions."""
-    w, u = quat[:, :1], quat[:, 1:]
-    twice = 2.0 * np.cross(u, vec)
-    return vec + w * twice + np.cross(u, twice)
 
 
 def sweep() -> int:
