@@ -32,6 +32,20 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
                     "stepping (off: on Blender's main thread, as in --background). Applies to the "
                     "next simulation started")
 
+    step_limit: IntProperty(
+        name="Step Limit", default=DEFAULTS.step_limit, min=1, max=2**31 - 1,
+        description="The most MuJoCo steps one Simulate Duration or Step may run (a tiny timestep "
+                    "times a long duration can ask for more than a lifetime of stepping)")
+    load_memory_gigabytes: FloatProperty(
+        name="Load Memory Limit", default=DEFAULTS.load_memory_gigabytes, min=0.0, max=65536.0,
+        description="Gigabytes MuJoCo may use to read and compile a model at import; a model "
+                    "needing more is refused with a message (0: half of this computer's memory)")
+    load_seconds: FloatProperty(
+        name="Load Time Limit", default=DEFAULTS.load_seconds, min=0.0, max=86400.0,
+        unit="TIME_ABSOLUTE",
+        description="Seconds MuJoCo may take to read and compile a model at import before it is "
+                    "given up (0: no limit; in a window, Esc cancels at any time)")
+
     def draw(self, context):
         layout = self.layout
         layout.prop(self, "spring_stiffness")
@@ -39,6 +53,10 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         col.prop(self, "physics_thread")
         col.prop(self, "history_seconds")
         col.prop(self, "history_megabytes")
+        col.prop(self, "step_limit")
+        col = layout.column(heading="Import")
+        col.prop(self, "load_memory_gigabytes")
+        col.prop(self, "load_seconds")
         layout.label(text="Viewport keys (only while a simulation runs):")
         keymaps.draw(layout, context)
 
