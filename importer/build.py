@@ -32,8 +32,9 @@ from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                                       SOURCE, TEXCOORD)
 from ..engine import frames
-from . import defaults, names
+from . import defaults, mujoco_load, names
 from ..geometry import mujoco_meshes, materials
+from ..scene import preferences
 from ..scene.errors import MJBlendError
 
 # Non-spatial kinds: spec list, child collection
@@ -96,86 +97,62 @@ def transaction():
         raise
 
 
-@contextlib.contextmanager
-def mujoco_warnings(sink: list[str]):
-    """Collect the warnings MuJoCo emits (instead of printing them)."""
-    previous = mujoco.get_mju_user_warning()
-    mujoco.set_mju_user_warning(lambda text: sink.append(str(text).strip()))
+def limits(context=None) -> mujoco_load.Limits:
+    """The memory and time MuJoCo's load may take, from the preferences."""
+    prefs = preferences.get(context or bpy.context)
+    gigabytes = prefs.load_memory_gigabytes
+    return mujoco_load.Limits(int(gigabytes * 2**30) if gigabytes else mujoco_load.default_memory_limit(),
+                              prefs.load_seconds)
+
+
+def start_load(filepath: str, threaded: bool = False, limits_=None) -> mujoco_load.Load:
+    """MuJoCo's load of `filepath` begun (see importer/mujoco_load.py); raises ImportFailed
+    when the file itself cannot be read."""
     try:
-        yield
-    finally:
-        mujoco.set_mju_user_warning(previous)
+        source = mujoco_load.read_source(filepath)
+    except mujoco_load.LoadError as error:
+        raise ImportFailed(str(error)) from None
+    return mujoco_load.Load(source, limits_ or limits(), threaded)
 
 
-def load(filepath: str, warnings: list[str]):
-    """Parse and compile with MuJoCo: (spec, model, data at qpos0, the file's bytes)."""
-    label = os.path.basename(filepath)
-    source = check_readable(filepath)
-    with mujoco_warnings(warnings):
+def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
+                  progress: Callable[[float], None] | None = None) -> ImportResult:
+    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind."""
+    filepath = job.source.path
+    try:
+        spec, model, data, warnings = job.outcome()
+    except mujoco_load.LoadError as error:
+        raise ImportFailed(f"{job.label}: {error}") from None
+    with transaction(), changes.quiet():  # the import sets `own` itself
         try:
-            spec = mujoco.MjSpec.from_file(filepath)
-        except Exception as error:  # MuJoCo's parser message names the element and line
-            raise ImportFailed(f"{label}: MuJoCo cannot read it: {_clean(error)}") from None
-        try:
-            model = spec.compile()
-        except Exception as error:
-            raise ImportFailed(f"{label}: MuJoCo cannot compile it: {_clean(error)}") from None
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)  # poses of sites, flex vertices and skins at qpos0
-    return spec, model, data, source
-
-
-def check_readable(filepath: str) -> bytes:
-    """The file's bytes; raises what MuJoCo's parser would report less clearly:
-    no file, empty, not text."""
-    label = os.path.basename(filepath)
-    if os.path.isdir(filepath):
-        raise ImportFailed(f"{filepath}: is a folder, not an MJCF or URDF file")
-    if not os.path.isfile(filepath):
-        raise ImportFailed(f"{filepath}: no such file")
-    try:
-        with open(filepath, "rb") as fh:
-            raw = fh.read()
-    except OSError as error:
-        raise ImportFailed(f"{label}: cannot read it: {error.strerror}") from None
-    if not raw.strip():
-        raise ImportFailed(f"{label}: the file is empty")
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ImportFailed(f"{label}: not UTF-8 text (byte {error.start}); MJCF and URDF "
-                           "files must be UTF-8") from None
-    return raw
-
-
-def _clean(error: Exception) -> str:
-    return " ".join(str(error).split())
+            result = Builder(spec, model, data, job.source, filepath, scene,
+                             progress or (lambda f: None)).build()
+        except ImportFailed:
+            raise
+        except MemoryError:
+            raise ImportFailed(f"{job.label}: Blender ran out of memory making its objects") from None
+        except Exception as error:  # a bug or an unsupported construct: still a clean failure
+            raise ImportFailed(f"{job.label}: import failed: {error} (please report this with the "
+                               f"file: {type(error).__name__})") from error
+    result.warnings = warnings + result.warnings
+    return result
 
 
 def import_file(filepath: str, scene: bpy.types.Scene,
                 progress: Callable[[float], None] | None = None) -> ImportResult:
-    """Import an MJCF or URDF file into `scene`; raises ImportFailed, leaving nothing behind."""
-    filepath = os.path.abspath(filepath)
-    warnings: list[str] = []
-    spec, model, data, source = load(filepath, warnings)
-    with transaction(), changes.quiet():  # the import sets `own` itself
-        try:
-            result = Builder(spec, model, data, source, filepath, scene,
-                             progress or (lambda f: None)).build()
-        except ImportFailed:
-            raise
-        except Exception as error:  # a bug or an unsupported construct: still a clean failure
-            raise ImportFailed(f"{os.path.basename(filepath)}: import failed: "
-                               f"{type(error).__name__}: {error}") from error
-    result.warnings = warnings
-    return result
+    """Import an MJCF or URDF file into `scene` (MuJoCo's load in this thread, within the
+    preferences' limits); raises ImportFailed, leaving nothing behind."""
+    job = start_load(os.path.abspath(filepath))
+    job.run()
+    return import_loaded(job, scene, progress)
 
 
 class Builder:
     """One import: the spec walked into Blender objects."""
 
-    def __init__(self, spec, model, data, source, filepath, scene, progress):
-        self.spec, self.model, self.data, self.source = spec, model, data, source
+    def __init__(self, spec, model, data, source: mujoco_load.Source, filepath, scene, progress):
+        self.spec, self.model, self.data, self.loaded = spec, model, data, source
+        self.source = source.raw if source.text is None else source.text.encode("utf-8")
         self.filepath, self.scene, self.progress = filepath, scene, progress
         self.counts: Counter = Counter()
         self.ids: dict[tuple[str, str], bpy.types.ID] = {}  # (kind, MJCF name) -> datablock
@@ -240,7 +217,8 @@ class Builder:
         classes = self.root.mujoco.model.defaults
         # what "main" changes is relative to MuJoCo's own defaults: (properties, values) of each kind
         builtins = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
-        for name, parent in defaults.class_tree(self.spec, self.source, self.filepath):
+        for name, parent in defaults.class_tree(self.spec, self.source,
+                                                lambda: mujoco_load.parse(self.loaded)):
             default = self.spec.find_default(name)
             if default is None:
                 continue

@@ -23,13 +23,13 @@ from ..components import spec_io
 _TETRAHEDRON = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
 
 
-def class_tree(spec, source: bytes | None = None,
-               filepath: str | None = None) -> list[tuple[str, str]]:
+def class_tree(spec, source: bytes | None = None, filepath=None) -> list[tuple[str, str]]:
     """[(class, parent class)] in document order, "main" first with parent "".
 
     `source`, the text of the file the spec was read from, spares MuJoCo's
     writer when that file cannot define a class besides "main"; `filepath`,
-    that file, lets the writer work on a copy without the assets' cost."""
+    that file (or a function parsing it again), lets the writer work on a copy
+    without the assets' cost."""
     classes = [("main", "")]
     if source is not None and not may_define_classes(source):
         return classes
@@ -67,10 +67,11 @@ def _written(spec, filepath: str | None) -> str:
     return spec.to_xml()
 
 
-def _without_assets(filepath: str):
-    """The file parsed again, each mesh a tetrahedron, each texture one flat texel,
-    each height field 2 x 2 flat samples: cheap to compile, same classes."""
-    spec = mujoco.MjSpec.from_file(filepath)
+def _without_assets(filepath):
+    """The file parsed again (`filepath`: its path, or a function parsing it), each mesh a
+    tetrahedron, each texture one flat texel, each height field 2 x 2 flat samples: cheap
+    to compile, same classes."""
+    spec = filepath() if callable(filepath) else mujoco.MjSpec.from_file(filepath)
     for mesh in spec.meshes:
         mesh.file = mesh.content_type = ""
         mesh.plugin.active = False

@@ -83,7 +83,6 @@ def broken_files(tmp):
                                 '<worldbody><body quat="0 0 0 0"><geom size="1"/></body>'), "quaternion")
     add("negative_mass", substitute(cart, r"<worldbody>",
                                     '<worldbody><body><geom size="1" mass="-1"/></body>'), "negative")
-    add("latin1", substitute(cart, r'<body name="', '<body name="caf\xe9').encode("latin-1"), "UTF-8")
     add("utf16", cart.encode("utf-16"), "UTF-8")
     add("missing_joint", substitute(cart, r"<actuator>", '<actuator><motor joint="no_such_joint"/>'),
         "no_such_joint")
