@@ -27,6 +27,9 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
     # Several files at once from the browser, or dropped on the viewport.
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    # Set by invoke: the user chose the files in a window, so MuJoCo's load may run while
+    # Blender keeps drawing (scripts calling execute get the import done when it returns).
+    interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
 
     def paths(self) -> list[str]:
         if self.files and self.directory:
@@ -34,35 +37,104 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
         return [self.filepath]
 
     def invoke(self, context, event):
+        self.interactive = True
         if self.files and self.directory:  # dropped on the viewport: no file browser
             return self.execute(context)
         return ImportHelper.invoke(self, context, event)
 
     def execute(self, context):
+        if self.interactive and context.window is not None and not bpy.app.background:
+            # the waiting operator loads, imports, reports and owns the undo step
+            bpy.ops.import_scene.mjcf_wait("INVOKE_DEFAULT", files=[{"name": p} for p in self.paths()])
+            return {"CANCELLED"}
         wm = context.window_manager
         imported = []
         for path in self.paths():
-            wm.progress_begin(0, 100)
             try:
-                result = build.import_file(path, context.scene,
-                                           progress=lambda f: wm.progress_update(int(100 * f)))
+                job = build.start_load(path, limits_=build.limits(context))
+                job.run()
             except build.ImportFailed as error:
                 self.report({"ERROR"}, str(error))
                 continue
-            finally:
-                wm.progress_end()
-            for warning in result.warnings:
-                self.report({"WARNING"}, f"MuJoCo: {warning}")
-            self.report({"INFO"}, result.summary())
-            imported.append(result.root)
-        if not imported:
-            return {"CANCELLED"}
-        for obj in context.view_layer.objects:  # import_file updated the view layers
-            obj.select_set(False)
-        for root in imported:
-            root.select_set(True)
-            context.view_layer.objects.active = root
-        return {"FINISHED"}
+            root = _build(self, context, job, wm)
+            if root is not None:
+                imported.append(root)
+        return _select_imported(context, imported)
+
+
+class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
+    """MuJoCo reads the chosen files while Blender keeps drawing; Esc cancels"""
+
+    bl_idname = "import_scene.mjcf_wait"
+    bl_label = "Import MuJoCo"
+    bl_options = {"UNDO", "INTERNAL"}
+
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+
+    def invoke(self, context, _event):
+        self._paths = [f.name for f in self.files]
+        self._imported, self._job = [], None
+        self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
+        context.window_manager.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
+            if self._job is not None:
+                self._job.cancel()
+                self.report({"WARNING"}, f"Import of {self._job.label} cancelled: nothing was added")
+            return self._finish(context, cancelled=True)
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        if self._job is None:
+            if not self._paths:
+                return self._finish(context)
+            try:
+                self._job = build.start_load(self._paths.pop(0), threaded=True, limits_=build.limits(context))
+            except build.ImportFailed as error:
+                self.report({"ERROR"}, str(error))
+                return {"RUNNING_MODAL"}
+        if not self._job.poll():
+            context.workspace.status_text_set(f"{self._job.status}; Esc to cancel")
+            return {"RUNNING_MODAL"}
+        root = _build(self, context, self._job, context.window_manager)
+        self._job = None
+        if root is not None:
+            self._imported.append(root)
+        return {"RUNNING_MODAL"}
+
+    def _finish(self, context, cancelled=False):
+        context.window_manager.event_timer_remove(self._timer)
+        context.workspace.status_text_set(None)
+        outcome = _select_imported(context, self._imported)
+        return {"CANCELLED"} if cancelled and not self._imported else outcome
+
+
+def _build(operator, context, job, wm):
+    """The Blender objects of a finished load (the root), or None with the error reported."""
+    wm.progress_begin(0, 100)
+    try:
+        result = build.import_loaded(job, context.scene, progress=lambda f: wm.progress_update(int(100 * f)))
+    except build.ImportFailed as error:
+        operator.report({"ERROR"}, str(error))
+        return None
+    finally:
+        wm.progress_end()
+    for warning in result.warnings:
+        operator.report({"WARNING"}, f"MuJoCo: {warning}")
+    operator.report({"INFO"}, result.summary())
+    return result.root
+
+
+def _select_imported(context, imported):
+    if not imported:
+        return {"CANCELLED"}
+    for obj in context.view_layer.objects:  # import_file updated the view layers
+        obj.select_set(False)
+    for root in imported:
+        root.select_set(True)
+        context.view_layer.objects.active = root
+    return {"FINISHED"}
 
 
 class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
@@ -117,4 +189,4 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-CLASSES = (IMPORT_SCENE_OT_mjcf, EXPORT_SCENE_OT_mjcf)
+CLASSES = (IMPORT_SCENE_OT_mjcf, IMPORT_SCENE_OT_mjcf_wait, EXPORT_SCENE_OT_mjcf)
