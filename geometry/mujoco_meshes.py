@@ -395,8 +395,21 @@ def _flatten_sharp_corners(triangles, corner_normals):
 
 # --------------------------------------------------------------------------- height fields
 
-def hfield_grid(model, hfield_id: int) -> np.ndarray:
-    """(nrow, ncol, 3) surface points of a height field in its geom's frame, MuJoCo's layout.
+HFIELD_MAX_SIDE = 1024  # samples per side Blender is given; above, every k-th (see hfield_rows)
+
+
+def hfield_rows(count: int, max_side: int = HFIELD_MAX_SIDE) -> np.ndarray:
+    """The sample indices shown along one side: all of them, or every k-th and the last
+    (a 20000 x 20000 height field is 400 million samples: MuJoCo holds them in 1.6 GB,
+    a Blender mesh of them would need tens of GB)."""
+    stride = -(-count // max_side) if count > max_side else 1
+    rows = np.arange(0, count, stride)
+    return rows if rows[-1] == count - 1 else np.append(rows, count - 1)
+
+
+def hfield_grid(model, hfield_id: int, max_side: int | None = None) -> np.ndarray:
+    """(nrow, ncol, 3) surface points of a height field in its geom's frame, MuJoCo's layout
+    (with `max_side`: only the samples of `hfield_rows`).
 
     Row r is y = size[1] * (2r/(nrow-1) - 1) (row 0 at -y: mjModel's rows are
     the XML/PNG rows bottom-to-top), column c is x = size[0] * (2c/(ncol-1) - 1),
@@ -405,10 +418,13 @@ def hfield_grid(model, hfield_id: int) -> np.ndarray:
     nrow, ncol = model.hfield_nrow[hfield_id], model.hfield_ncol[hfield_id]
     sx, sy, sz, _ = model.hfield_size[hfield_id]
     adr = model.hfield_adr[hfield_id]
-    heights = model.hfield_data[adr:adr + nrow * ncol].astype(np.float64).reshape(nrow, ncol) * sz
-    x = sx * (2 * np.arange(ncol) / (ncol - 1) - 1)
-    y = sy * (2 * np.arange(nrow) / (nrow - 1) - 1)
-    grid = np.empty((nrow, ncol, 3))
+    rows, cols = (hfield_rows(nrow, max_side), hfield_rows(ncol, max_side)) if max_side \
+        else (np.arange(nrow), np.arange(ncol))
+    heights = model.hfield_data[adr:adr + nrow * ncol].reshape(nrow, ncol)[np.ix_(rows, cols)]
+    heights = heights.astype(np.float64) * sz
+    x = sx * (2 * cols / (ncol - 1) - 1)
+    y = sy * (2 * rows / (nrow - 1) - 1)
+    grid = np.empty((len(rows), len(cols), 3))
     grid[..., 0] = x[None, :]
     grid[..., 1] = y[:, None]
     grid[..., 2] = heights
@@ -423,9 +439,11 @@ def hfield_mesh(model, hfield_id: int, name: str) -> bpy.types.Mesh:
     MuJoCo does. Base: the box MuJoCo adds below, bottom face at z = -size[3],
     side walls following the terrain's border; one bottom n-gon. Flat shaded.
     Works for zero-filled (runtime) height fields too: a flat top at z = 0.
+    Above HFIELD_MAX_SIDE samples a side, every k-th sample (see hfield_rows).
     """
-    nrow, ncol = int(model.hfield_nrow[hfield_id]), int(model.hfield_ncol[hfield_id])
-    top = hfield_grid(model, hfield_id).reshape(-1, 3)
+    grid = hfield_grid(model, hfield_id, HFIELD_MAX_SIDE)
+    nrow, ncol = grid.shape[:2]
+    top = grid.reshape(-1, 3)
     idx = np.arange(nrow * ncol).reshape(nrow, ncol)
     a, b = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel()    # (r, c), (r, c+1)
     c, d = idx[1:, :-1].ravel(), idx[1:, 1:].ravel()      # (r+1, c), (r+1, c+1)

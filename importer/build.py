@@ -142,7 +142,7 @@ def import_file(filepath: str, scene: bpy.types.Scene,
                 progress: Callable[[float], None] | None = None) -> ImportResult:
     """Import an MJCF or URDF file into `scene` (MuJoCo's load in this thread, within the
     preferences' limits); raises ImportFailed, leaving nothing behind."""
-    job = start_load(os.path.abspath(filepath))
+    job = start_load(os.path.abspath(filepath) if filepath else "")
     job.run()
     return import_loaded(job, scene, progress)
 
@@ -155,6 +155,7 @@ class Builder:
         self.source = source.raw if source.text is None else source.text.encode("utf-8")
         self.filepath, self.scene, self.progress = filepath, scene, progress
         self.counts: Counter = Counter()
+        self.warnings: list[str] = []  # what the objects show differently from MuJoCo
         self.ids: dict[tuple[str, str], bpy.types.ID] = {}  # (kind, MJCF name) -> datablock
         # (element, datablock, kind, wrap index or None) for the reference pass. Groups are
         # looked up again then: a CollectionProperty item moves when the collection grows.
@@ -201,7 +202,7 @@ class Builder:
                 view_layer.update()
         self.progress(1.0)
         self.counts["model"] = 0
-        return ImportResult(self.root, self.collection, self.counts, by_id=self.by_id)
+        return ImportResult(self.root, self.collection, self.counts, self.warnings, by_id=self.by_id)
 
     def _settings(self):
         model_props = self.root.mujoco.model
@@ -253,6 +254,12 @@ class Builder:
         for element in self.spec.hfields:
             mesh = mujoco_meshes.hfield_mesh(self.model, element.id, element.name or "hfield")
             self._asset(element, mesh, "hfield")
+            nrow, ncol = int(self.model.hfield_nrow[element.id]), int(self.model.hfield_ncol[element.id])
+            if max(nrow, ncol) > mujoco_meshes.HFIELD_MAX_SIDE:
+                shown = (len(mujoco_meshes.hfield_rows(nrow)), len(mujoco_meshes.hfield_rows(ncol)))
+                self.warnings.append(
+                    f"height field '{element.name}': its {nrow} x {ncol} samples are shown as a "
+                    f"{shown[0]} x {shown[1]} mesh (too many for Blender); MuJoCo simulates all of them")
         for element in self.spec.textures:
             image = self.looks.texture_image(element.id)
             self._asset(element, image, "texture")

@@ -230,7 +230,10 @@ class OutOfMemory(LoadError):
 
 def _failure(what: str, error: BaseException) -> LoadError:
     text = " ".join(str(error).split())
-    if isinstance(error, MemoryError) or "Could not allocate memory" in text:
+    # MuJoCo's own "Could not allocate", and C++'s std::bad_alloc (which pybind11 passes on
+    # as "Caught an unknown exception!": the only C++ exception MuJoCo's parser lets through)
+    if isinstance(error, MemoryError) or "Could not allocate memory" in text \
+            or "Caught an unknown exception" in text:
         return OutOfMemory(f"{what}: it needs more memory than it may use")
     if isinstance(error, UnicodeError):
         return LoadError(f"{what}: a name or text in it is not valid UTF-8")

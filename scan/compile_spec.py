@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import mujoco
 
 from ..components import spec_io
+from ..engine import arena
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
 from . import scene_scan
 from ..scene.errors import MJBlendError
@@ -78,16 +79,29 @@ def _prefix(name, used):
 KIND_WORDS = frozenset(kind for kind in (*OBJECT_KINDS, *DATA_KINDS) if kind != "model")
 
 
-def check(spec, scene_objects=(), scanners=()) -> mujoco.MjModel:
-    """Compile, mapping MuJoCo's error back to the object it names (see culprits)."""
+def check(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None) -> mujoco.MjModel:
+    """Compile, mapping MuJoCo's error back to the object it names (see culprits), with an
+    arena large enough for a first forward pass (engine/arena.py; said in `warnings`)."""
+    def compile_(spec):
+        try:
+            return spec.compile()
+        except Exception as error:
+            message = " ".join(str(error).split())
+            elements = [(block, kind) for scanner in scanners
+                        for block, kind, _e in scanner.elements.values()]
+            elements = elements or [(o, o.mujoco.kind.lower()) for o in scene_objects]
+            raise CompileError(f"MuJoCo cannot compile the scene: {message}",
+                               culprits(message, elements)) from None
     try:
-        return spec.compile()
-    except Exception as error:
-        message = " ".join(str(error).split())
-        elements = [(block, kind) for scanner in scanners for block, kind, _e in scanner.elements.values()]
-        elements = elements or [(o, o.mujoco.kind.lower()) for o in scene_objects]
-        raise CompileError(f"MuJoCo cannot compile the scene: {message}",
-                           culprits(message, elements)) from None
+        model, _data, added = arena.compiled_with_room(spec, compile_)
+    except arena.ArenaTooSmall as error:
+        raise CompileError(f"MuJoCo cannot run the scene: {error}") from None
+    except mujoco.FatalError as error:
+        raise CompileError("MuJoCo fails on the scene's first forward pass: "
+                           + " ".join(str(error).split())) from None
+    if added and warnings is not None:
+        warnings.append(arena.grown_message(added, model))
+    return model
 
 
 def culprits(message: str, elements) -> list:
