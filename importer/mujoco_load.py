@@ -29,8 +29,10 @@ platforms without fork runs it as a script.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import os
 import pickle
+import re
 import select
 import signal
 import subprocess
@@ -224,6 +226,34 @@ def load(source: Source, memory: int | None = None, stage=lambda _name: None):
     return spec, model, data, added
 
 
+# tinyxml2's error names (MuJoCo passes them on as they are), in a reader's words
+XML_ERRORS = {
+    "XML_ERROR_EMPTY_DOCUMENT": "there is no XML element in it",
+    "XML_ERROR_PARSING_ELEMENT": "an element is malformed",
+    "XML_ERROR_PARSING_ATTRIBUTE": "an attribute is malformed (a missing quote or '=')",
+    "XML_ERROR_PARSING_TEXT": "there is text where an element should be",
+    "XML_ERROR_PARSING_CDATA": "a CDATA section is malformed",
+    "XML_ERROR_PARSING_COMMENT": "a comment is not closed",
+    "XML_ERROR_PARSING_DECLARATION": "the <?xml ...?> declaration is malformed",
+    "XML_ERROR_PARSING_UNKNOWN": "a <! ...> construct is not understood",
+    "XML_ERROR_MISMATCHED_ELEMENT": "an element is closed by a different tag",
+    "XML_ERROR_PARSING": "the XML is malformed or ends early",
+    "XML_ELEMENT_DEPTH_EXCEEDED": "elements are nested too deeply",
+}
+_XML_ERROR = re.compile(r"XML parse error \d+: Error=(\w+) ErrorID=\d+ \(0x[0-9a-f]+\) "
+                        r"Line number=(\d+)(?:: XMLElement name=(\S+))?")
+
+
+def _xml_words(text: str) -> str:
+    """tinyxml2's "XML parse error 7: Error=XML_ERROR_PARSING_ATTRIBUTE ErrorID=7 (0x7) Line
+    number=4: XMLElement name=geom" said as "line 4, in <geom>: an attribute is malformed"."""
+    match = _XML_ERROR.search(text)
+    if match is None or match.group(1) not in XML_ERRORS:
+        return text
+    where = f"line {match.group(2)}" + (f", in <{match.group(3)}>" if match.group(3) else "")
+    return f"{where}: {XML_ERRORS[match.group(1)]} ({match.group(1)})"
+
+
 class OutOfMemory(LoadError):
     """An allocation failed (the memory limit, or the computer's memory)."""
 
@@ -237,7 +267,7 @@ def _failure(what: str, error: BaseException) -> LoadError:
         return OutOfMemory(f"{what}: it needs more memory than it may use")
     if isinstance(error, UnicodeError):
         return LoadError(f"{what}: a name or text in it is not valid UTF-8")
-    return LoadError(f"{what}: {text}")
+    return LoadError(f"{what}: {_xml_words(text)}")
 
 
 # --------------------------------------------------------------------------- the probe
@@ -271,8 +301,9 @@ def _child_main(source: Source | None, write_fd: int, memory_limit: int) -> None
     try:
         if memory_limit:
             _limit_memory(memory_limit)
-        if source is None:  # spawned: the request comes on stdin
-            source = pickle.load(sys.stdin.buffer)
+        if source is None:  # spawned: the request comes on stdin, in plain types (the
+            # parent's classes may live in a package this process cannot import)
+            source = Source(**pickle.load(sys.stdin.buffer))
         send(("result", probe_in_this_process(source, lambda stage: send(("stage", stage)))))
     except MemoryError:
         send(("result", {"ok": False, "memory_exceeded": True}))
@@ -318,7 +349,7 @@ class _Probe:
             self.process = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), str(write), str(limits.memory_bytes)],
                 stdin=subprocess.PIPE, pass_fds=(write,), env=env)
-            self.process.stdin.write(pickle.dumps(source))
+            self.process.stdin.write(pickle.dumps(dataclasses.asdict(source)))
             self.process.stdin.close()
             self.pid = self.process.pid
         os.close(write)
