@@ -71,26 +71,76 @@ def write_float(group, attr: Attr, value) -> None:
     _store(group, SEEN)[attr.prop] = list(seen) if attr.is_vector else [seen]
 
 
-def read_float(group, attr: Attr):
+def _float_values(group, attr: Attr) -> tuple[list, list]:
+    """(the doubles a float attribute stands for, which of them were edited since
+    they were stored exactly: Blender's float32 as its shortest decimal)."""
     current = getattr(group, attr.prop)
     current = list(current) if attr.is_vector else [current]
     exact = group.get(EXACT, {}).get(attr.prop)
     seen = group.get(SEEN, {}).get(attr.prop)
-    out = []
+    out, edited = [], []
     for i, cur in enumerate(current):
-        if exact is not None and seen is not None and i < len(seen) and _same(cur, seen[i]):
-            out.append(exact[i])
-        else:
-            out.append(shortest_float32(cur))
+        kept = exact is not None and seen is not None and i < len(seen) and _same(cur, seen[i])
+        out.append(exact[i] if kept else shortest_float32(cur))
+        edited.append(not kept)
+    return out, edited
+
+
+def read_float(group, attr: Attr):
+    out, _edited = _float_values(group, attr)
     if attr.type == "int64":
         out = [int(round(v)) for v in out]
     return tuple(out) if attr.is_vector else out[0]
 
 
+class UnkeptNumber(ValueError):
+    """A float attribute holds a number no MJCF file or simulation keeps as it is:
+    NaN (MuJoCo's writer leaves the attribute out, its simulation gives NaN), or an
+    edit at Blender's largest float, +-3.4e38, which is what Blender keeps of an
+    infinity or of anything larger typed into a field (so not what the user typed).
+    An infinity the imported file held is MuJoCo's own value and is kept."""
+
+    def __init__(self, group, attr: Attr, index: int, value: float):
+        self.group, self.attr, self.index, self.value = group, attr, index, value
+        which = attr.xml or attr.name
+        if attr.is_vector:
+            which += f" (value {index + 1} of {attr.size})"
+        cause = "is not a number (NaN)" if value != value else \
+            "is infinite or beyond +-3.4e38, the largest number Blender keeps (it holds " \
+            "3.4e38 instead): type a finite value"
+        super().__init__(f"{which} {cause}")
+
+
+# per attribute (by id: the schema's are made once), which of its values may be NaN,
+# MuJoCo's "not set" (a body's ipos, a geom's fromto and mass, ...): where its default has one
+_UNSET_NAN: dict[int, tuple] = {}
+
+
+def _unset_nan(attr: Attr) -> tuple:
+    found = _UNSET_NAN.get(id(attr))
+    if found is None:
+        default = attr.default if isinstance(attr.default, (tuple, list)) else (attr.default,)
+        found = _UNSET_NAN[id(attr)] = tuple(isinstance(v, float) and v != v for v in default)
+    return found
+
+
+def check_kept(group, attr: Attr, values_, edited=()) -> None:
+    """UnkeptNumber for the first of `values_` (an attribute's doubles) that an MJCF
+    file or a simulation would not keep; `edited`: which came from a Blender edit."""
+    unset = _unset_nan(attr)
+    for i, v in enumerate(values_):
+        if v != v:
+            if not (i < len(unset) and unset[i]):
+                raise UnkeptNumber(group, attr, i, v)
+        elif i < len(edited) and edited[i] and not -FLT_MAX < v < FLT_MAX:
+            raise UnkeptNumber(group, attr, i, v)
+
+
 def read_float_with(group, attr: Attr, exact_all, seen_all):
-    """`read_float`, given the group's `_exact` and `_seen` stores (read once per
-    group by a caller copying many attributes). The common case, a value that
-    still reads back what was stored, costs one property read and three slices."""
+    """`read_float` for the scan, given the group's `_exact` and `_seen` stores (read
+    once per group by a caller copying many attributes). The common case, a value
+    that still reads back what was stored, costs one property read, three slices and
+    a sum. Raises UnkeptNumber (`check_kept`) for NaN or an edit to +-3.4e38."""
     current = getattr(group, attr.prop)
     if exact_all is not None and seen_all is not None and attr.type != "int64":
         exact, seen = exact_all.get(attr.prop), seen_all.get(attr.prop)
@@ -100,8 +150,17 @@ def read_float_with(group, attr: Attr, exact_all, seen_all):
             # tuple equality: same length; NaN (never equal to itself) compared apart
             if (now == seen or _same_list(now, seen)) and len(exact) == len(seen):
                 out = exact[:]
+                total = sum(out)  # not finite: some value is NaN or infinite (or they overflow)
+                if total - total != 0.0:
+                    check_kept(group, attr, out)
                 return out if attr.is_vector else out[0]
-    return read_float(group, attr)
+    out, edited = _float_values(group, attr)
+    total = sum(out)
+    if total - total != 0.0 or not -FLT_MAX < total < FLT_MAX:
+        check_kept(group, attr, out, edited)
+    if attr.type == "int64":
+        out = [int(round(v)) for v in out]
+    return tuple(out) if attr.is_vector else out[0]
 
 
 def _same_list(a, b) -> bool:

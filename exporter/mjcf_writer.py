@@ -15,7 +15,7 @@ import itertools
 import os
 import re
 import shutil
-import tempfile
+import stat
 import zipfile
 from xml.sax.saxutils import escape, unescape
 
@@ -25,13 +25,15 @@ import numpy as np
 
 from ..geometry import materials
 from ..scan.compile_spec import SceneSpec, check
-from ..scene.errors import MJBlendError
+from . import checks
+from .target import ExportFailed, Staging, check_destinations, check_target, move_into, remove_stale
+
+__all__ = ("ExportFailed", "write", "check_target", "remove_stale")
 
 ASSET_LISTS = ("meshes", "hfields", "textures", "skins")
-
-
-class ExportFailed(MJBlendError):
-    """The model cannot be written where and how the user asked."""
+# an MJCF written here before is read for the asset files it refers to (replaceable);
+# a larger one is taken to refer to none (its assets are then numbered, never replaced)
+REFERENCES_READ_LIMIT = 64 << 20
 
 
 def write_stl(path, vertices, triangles) -> None:
@@ -110,8 +112,12 @@ def _inside(folder_rel: str) -> str | None:
 
 def referenced_files(filepath: str) -> set[str]:
     """Absolute paths of the asset files an MJCF written here earlier refers to (so
-    that exporting over it again may replace them, and nothing else)."""
+    that exporting over it again may replace them, and nothing else). Only a regular
+    file of a sane size is read (check_target refuses any other)."""
     try:
+        st = os.stat(filepath)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > REFERENCES_READ_LIMIT:
+            return set()
         with open(filepath, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
@@ -137,9 +143,13 @@ class _Placer:
         if self.folder is None:  # a zip: nothing lands in the folder
             return False
         final = os.path.normpath(os.path.join(self.folder, rel))
-        if not os.path.exists(final) or final in self.replaceable:
+        try:
+            mode = os.stat(final).st_mode
+        except (FileNotFoundError, NotADirectoryError):  # (the latter: check_destinations says)
             return False
-        return not (os.path.isfile(final) and filecmp.cmp(staged, final, shallow=False))
+        if not stat.S_ISREG(mode):  # a folder, a device, a pipe: never replaced nor read
+            return True
+        return final not in self.replaceable and not filecmp.cmp(staged, final, shallow=False)
 
     def place(self, subdir, filename, produce):
         """Stage a file made by produce(path) as subdir/filename (numbered if taken);
@@ -213,9 +223,13 @@ def place_assets(spec, folder: str, staging: str, copy: bool, blender_meshes=(),
                                      lambda path, image=image: write_png(path, image))
                 _texture_from_png(element, image)
                 continue
-            def refer(name, key=key):
+            def refer(name, key=key, element=element, listname=listname):
                 """A file the element names, where MuJoCo finds it; copied, or referred to."""
                 source = os.path.abspath(os.path.join(spec.modelfiledir or "", given[key], name))
+                if copy and not os.path.isfile(source):  # never copy from a device or a pipe
+                    what = "does not exist" if not os.path.exists(source) else "is not a regular file"
+                    raise ExportFailed(f"{listname[:-1]} {element.name!r}: its file {source} "
+                                       f"{what}: it cannot be copied")
                 if not copy:
                     placed[source] = (key, source)
                     return source
@@ -249,56 +263,58 @@ def write(built: SceneSpec, filepath: str, copy_assets=False, as_zip=False, save
           scene_objects=()):
     """Write the scene's spec to `filepath` (MJCF or zip), with the meshes and textures
     only Blender has as files; nothing is written unless all of it works. A zip holds
-    the MJCF and copies of all its asset files (MjSpec.from_zip reads it)."""
+    the MJCF and copies of all its asset files (MjSpec.from_zip reads it).
+
+    The target is checked first (exporter.target.check_target), the spec next
+    (exporter.checks: what no MJCF file can keep), then MuJoCo compiles it."""
     spec = built.spec
-    folder = os.path.dirname(os.path.abspath(filepath))
+    stem = os.path.splitext(os.path.basename(filepath))[0]
+    folder = check_target(filepath, [stem + ".mjb"] if save_mjb else ())
     copy_assets = copy_assets or as_zip
-    if not os.path.isdir(folder):
-        raise ExportFailed(f"{folder}: no such folder")
-    if not os.access(folder, os.W_OK):
-        raise ExportFailed(f"{folder}: cannot write there (permission denied)")
+    checks.check_names(built)
     model = check(spec, scene_objects)
-    try:
-        staging = tempfile.mkdtemp(prefix=".mjblend-export-", dir=folder)
-    except OSError as error:
-        raise ExportFailed(f"{folder}: cannot write there ({error.strerror})") from None
-    try:
-        stem = os.path.splitext(os.path.basename(filepath))[0]
-        staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
-        replaceable = set() if as_zip else referenced_files(filepath)
-        final = place_assets(spec, folder, staging, copy_assets, built.blender_meshes,
-                             built.blender_textures, replaceable, in_zip=as_zip)
-        spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
-        spec.compiler.savecanonical = False
+    with Staging(folder) as staging:
         try:
-            text = spec.to_xml()
-        except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer
-            raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
-                from None
-        for now, later in final.items():  # the paths the written file will use
-            # file=, and a cube texture's fileright= ... fileback=
-            text = re.sub(rf'(\sfile(?:right|left|up|down|front|back)?)="{re.escape(escape(now))}"',
-                          lambda match, later=later: f'{match.group(1)}="{escape(later)}"', text)
-        with open(staged, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if as_zip:  # the MJCF and its asset folders, and nothing else, in one file
-            bundle = os.path.join(staging, os.path.basename(filepath))
-            with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
-                archive.write(staged, os.path.basename(staged))
-                for path in final:
-                    archive.write(path, os.path.relpath(path, staging))
-            os.remove(staged)
-            for name in os.listdir(staging):
-                if os.path.isdir(os.path.join(staging, name)):
-                    shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
-        if save_mjb:
-            mujoco.mj_saveModel(model, os.path.join(staging, stem + ".mjb"))
-        for name in os.listdir(staging):  # everything worked: move it into place
-            target = os.path.join(folder, name)
-            if os.path.isdir(os.path.join(staging, name)):
-                shutil.copytree(os.path.join(staging, name), target, dirs_exist_ok=True)
-            else:
-                os.replace(os.path.join(staging, name), target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            _write_staged(built, filepath, folder, staging.path, model, copy_assets, as_zip, save_mjb)
+        except OSError as error:  # a full disk, a file vanished meanwhile, ...
+            where = error.filename or folder
+            raise ExportFailed(f"{where}: cannot write ({error.strerror or error})") from None
     return model
+
+
+def _write_staged(built, filepath, folder, staging, model, copy_assets, as_zip, save_mjb):
+    """`write`'s work, into the `staging` folder, then moved into `folder`."""
+    spec = built.spec
+    stem = os.path.splitext(os.path.basename(filepath))[0]
+    staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
+    replaceable = set() if as_zip else referenced_files(filepath)
+    final = place_assets(spec, folder, staging, copy_assets, built.blender_meshes,
+                         built.blender_textures, replaceable, in_zip=as_zip)
+    spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
+    spec.compiler.savecanonical = False
+    try:
+        text = spec.to_xml()
+    except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer
+        raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
+            from None
+    for now, later in final.items():  # the paths the written file will use
+        # file=, and a cube texture's fileright= ... fileback=
+        text = re.sub(rf'(\sfile(?:right|left|up|down|front|back)?)="{re.escape(escape(now))}"',
+                      lambda match, later=later: f'{match.group(1)}="{escape(later)}"', text)
+    checks.check_text(text, built)
+    with open(staged, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    if as_zip:  # the MJCF and its asset folders, and nothing else, in one file
+        bundle = os.path.join(staging, os.path.basename(filepath))
+        with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(staged, os.path.basename(staged))
+            for path in final:
+                archive.write(path, os.path.relpath(path, staging))
+        os.remove(staged)
+        for name in os.listdir(staging):
+            if os.path.isdir(os.path.join(staging, name)):
+                shutil.rmtree(os.path.join(staging, name), ignore_errors=True)
+    if save_mjb:
+        mujoco.mj_saveModel(model, os.path.join(staging, stem + ".mjb"))
+    check_destinations(staging, folder)  # everything worked: move it into place
+    move_into(staging, folder)

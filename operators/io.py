@@ -157,6 +157,14 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
     save_mjb: BoolProperty(name="Save Compiled Model (.mjb)",
                            description="Also write MuJoCo's binary model, for debugging")
 
+    def invoke(self, context, event):
+        result = ExportHelper.invoke(self, context, event)
+        # where exports usually go: a killed export's staging folders there go now (one listdir)
+        folder = os.path.dirname(bpy.path.abspath(self.filepath)) if self.filepath else ""
+        if folder and os.path.isdir(folder):
+            mjcf_writer.remove_stale(folder)
+        return result
+
     def check(self, _context):
         ext = ".zip" if self.file_format == "ZIP" else ".xml"
         if self.filename_ext != ext:
@@ -173,10 +181,14 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
 
     def execute(self, context):
         warnings: list[str] = []
+        filepath = bpy.path.abspath(self.filepath) if self.filepath else ""  # "//" is the .blend's folder
         try:
+            # the target first: say why it will not do before scanning anything
+            stem = os.path.splitext(os.path.basename(filepath))[0]
+            mjcf_writer.check_target(filepath, [stem + ".mjb"] if self.save_mjb else ())
             built = compile_spec.build_spec(self.roots(context), warnings, find_painted_textures=True,
                                             held=scene_session.of(context.scene).held)
-            mjcf_writer.write(built, self.filepath, copy_assets=self.copy_assets,
+            mjcf_writer.write(built, filepath, copy_assets=self.copy_assets,
                               as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
                               scene_objects=context.scene.objects)
         except MJBlendError as error:  # the scan's, the compile's or the writer's
@@ -185,7 +197,7 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
             return {"CANCELLED"}
         for warning in warnings:
             self.report({"WARNING"}, warning)
-        self.report({"INFO"}, f"Exported {os.path.basename(self.filepath)}")
+        self.report({"INFO"}, f"Exported {os.path.basename(filepath)}")
         return {"FINISHED"}
 
 

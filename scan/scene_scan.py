@@ -41,6 +41,23 @@ class ScanError(MJBlendError):
     """The scene cannot become a model."""
 
 
+# What the scan refuses, for an export and a simulation alike, since MuJoCo would take
+# each silently and neither a written file nor a simulation would be the scene: a
+# number no MJCF file keeps (NaN where MuJoCo has no "not set" NaN; an edit to Blender's
+# +-3.4e38, what it keeps of an infinity: values.check_kept), a transform that is not
+# finite or that no rotation can be read from (a zero quaternion, a zero axis, a zero
+# scale: Blender's matrix of these is not the rotation shown), and two elements of one
+# kind with one name (MuJoCo's namespaces are per kind). Infinities MuJoCo's own files
+# hold (a joint's range, a plane's size) are kept exactly.
+# (Names no MJCF file can keep are the export's to refuse: exporter/checks.py.)
+TINY = 1e-15  # MuJoCo's mjMINVAL: a quaternion or axis shorter than this has no direction
+
+
+def _unkept(block, kind: str, error) -> ScanError:
+    """The ScanError of a values.UnkeptNumber of `block`'s `kind` values."""
+    return ScanError(f"{block.name}: {kind} {error}", [block])
+
+
 def model_roots(scene):
     return [o for o in scene.objects if o.mujoco.kind == "MODEL"]
 
@@ -197,6 +214,7 @@ class Scanner:
         self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.owned: dict[int, set] = {}  # as_pointer() -> own attributes of a classed element
         self.blender_meshes: list[str] = []
+        self.named: dict[tuple[str, str], object] = {}  # (kind, MJCF name) -> its datablock
         self._classes: dict = {}  # class name -> its MjsDefault (after _defaults made them)
         self._settings()
         self._defaults()
@@ -217,8 +235,11 @@ class Scanner:
             group = getattr(self.model, kind)
             only = values.recorded_own(group)
             if only is None or only:  # (most files leave most settings alone)
-                spec_io.props_to_settings(group, self.spec, kind, only=only,
-                                          unless=spec_io.new_spec_settings(kind))
+                try:
+                    spec_io.props_to_settings(group, self.spec, kind, only=only,
+                                              unless=spec_io.new_spec_settings(kind))
+                except values.UnkeptNumber as error:  # (the caller names the model)
+                    raise ScanError(f"{kind} {error}", [self.root]) from None
         spec_io.props_to_settings(self.model, self.spec, "model")
         unit = self.model.get(ANGLE_UNIT)
         if unit is not None:  # included files disagreed on the unit: see importer/build.py
@@ -226,6 +247,10 @@ class Scanner:
         self.degree = bool(self.spec.compiler.degree)
 
     def _defaults(self):
+        names = [item.name for item in self.model.defaults]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:  # MuJoCo's spec takes them, and its XML reader refuses the file
+            raise ScanError(f"two default classes are named {twice[0]!r}: rename one", [self.root])
         for item in self.model.defaults:
             if item.name == "main":
                 default = self.spec.default
@@ -244,7 +269,11 @@ class Scanner:
                 element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
-                spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
+                try:
+                    spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
+                except values.UnkeptNumber as error:
+                    raise ScanError(f"default class {item.name!r}: {kind} {error}", [self.root]) \
+                        from None
                 if raw is not None and spec_io.POSE in raw:
                     # written over what the class inherited, and kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
@@ -318,6 +347,11 @@ class Scanner:
         element = add() if cls is None else add(cls)
         name = holder.name
         if name:
+            block = holder.id_data
+            other = self.named.setdefault((kind, name), block)
+            if other is not block:  # MuJoCo's spec refuses it (its namespaces are per kind)
+                raise ScanError(f"{other.name} and {block.name}: two {kind} elements named {name!r} "
+                                f"(MuJoCo needs each {kind} name once): rename one", [block, other])
             element.name = name
         if cls is not None:
             self.classed[id(element)] = classname
@@ -357,8 +391,15 @@ class Scanner:
         if only is None or only:  # (an empty own: nothing of its own to copy)
             # a new element of a kind no class sets starts at MuJoCo's defaults: those stay
             unless = _fresh_values(kind) if fresh and kind not in DEFAULT_KIND_SET else None
-            spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
-                                     only=only, unless=unless)
+            try:
+                spec_io.props_to_element(group, element, kind, on_missing=self._missing(block),
+                                         only=only, unless=unless)
+            except values.UnkeptNumber as error:
+                raise _unkept(block, kind, error) from None
+            for attr in _FLOAT_ARRAYS.get(kind, ()):
+                if (only is None or attr.name in only) and _holds_nan(group.get(values.vector_key(attr))):
+                    raise ScanError(f"{block.name}: {kind} {attr.xml or attr.name} holds a value that "
+                                    "is not a number (NaN), which MJCF cannot keep", [block])
         if kind in PLUGIN_KINDS and group.plugin_active and group.plugin_plugin_name \
                 and not values.read_ref(group, spec_io.KINDS[kind].attr("plugin.name")):
             self.inline_users.append((element, group))
@@ -432,6 +473,10 @@ class Scanner:
         straight to its element, no parent inverse (`_plain_parenting`) if known."""
         seen = group.get(SEEN_POSE)
         location, rotation, mode, _scale, inverse = snapshot
+        total = sum(location) + sum(rotation)  # not finite or huge: some value is (or they add up)
+        if total - total != 0.0 or not -values.FLT_MAX < total < values.FLT_MAX or \
+                _no_direction(rotation, mode):
+            _check_placement(obj, location, rotation, mode)
         if seen is not None and mode == "QUATERNION" and seen.to_list() == [*location, *rotation] \
                 and (plain if plain is not None else self._plain_parenting(obj, inverse)):
             spec_io.write_stored_pose(group, element, kind, unless=start)
@@ -442,6 +487,9 @@ class Scanner:
         # a moved object: its transform, each number as the shortest decimal of its float32
         pos, quat = (np.array([values.shortest_float32(v) for v in part])
                      for part in self._local_transform(obj))
+        if not (np.isfinite(pos).all() and np.isfinite(quat).all()):  # from a parent's transform
+            raise ScanError(f"{obj.name}: its place in its parent is not finite (a parent's "
+                            "transform holds NaN or infinite values)", [obj])
         element.pos = pos
         if kind == "joint":
             element.axis = frames.axis_of(quat)
@@ -489,7 +537,14 @@ class Scanner:
         held = self.held.get(obj.as_pointer())
         if held is not None:  # the authored pose of an object the simulation moves
             world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ held.transform.basis()
-        local = world if parent is None else parent.matrix_world.inverted() @ world
+        if world.to_3x3().determinant() == 0.0:
+            _flattened(obj)
+        try:
+            local = world if parent is None else parent.matrix_world.inverted() @ world
+        except ValueError:  # mathutils: "matrix does not have an inverse"
+            raise ScanError(f"{obj.name}: the scale of its parent {parent.name} (or of one of its "
+                            "parents) is zero, so its place in it cannot be read: give it a "
+                            "non-zero scale", [obj, parent]) from None
         loc, rot, _scale = local.decompose()
         return np.array(loc, dtype=float), np.array(rot, dtype=float)
 
@@ -642,6 +697,72 @@ def _fresh_pose(kind) -> dict:
 
 def _first(item):
     return item[0]
+
+
+# per kind, its attributes of variable length holding doubles (userdata, a key's qpos, ...):
+# kept as stored arrays, never clamped by Blender; MuJoCo's writer leaves out one holding NaN
+_FLOAT_ARRAYS = {kind: tuple(a for a in k.editable if a.type in ("floatvec", "float32vec"))
+                 for kind, k in spec_io.KINDS.items()}
+
+
+def _holds_nan(stored) -> bool:
+    """True when a stored array of doubles holds a NaN (None: nothing stored)."""
+    if not stored:
+        return False
+    if len(stored) > 64:
+        try:  # (Blender 3.4's ID property arrays may lack the buffer protocol)
+            return bool(np.isnan(np.asarray(memoryview(stored))).any())
+        except TypeError:
+            pass
+    total = sum(stored)
+    return total != total and any(v != v for v in stored)
+
+
+def _flattened(obj) -> None:
+    """ScanError for an object whose world matrix is flat: its own scale, or its highest
+    parent's whose matrix is flat, is zero on some axis."""
+    culprit, walk = obj, obj
+    while walk is not None:
+        if walk.matrix_world.to_3x3().determinant() == 0.0:
+            culprit = walk
+        walk = walk.parent
+    whose = "its scale" if culprit is obj else f"the scale of its parent {culprit.name}"
+    raise ScanError(f"{obj.name}: {whose} is zero, so no rotation can be read from its "
+                    f"transform: give {culprit.name} a non-zero scale", list(dict.fromkeys([obj, culprit])))
+
+
+def _no_direction(rotation, mode) -> bool:
+    """A quaternion or an axis-angle axis (with an angle) too short to have a direction."""
+    if mode == "QUATERNION":
+        w, x, y, z = rotation
+        return w * w + x * x + y * y + z * z < TINY * TINY
+    if mode == "AXIS_ANGLE":
+        angle, x, y, z = rotation
+        return angle != 0.0 and x * x + y * y + z * z < TINY * TINY
+    return False
+
+
+def _check_placement(obj, location, rotation, mode) -> None:
+    """ScanError for a transform a model cannot take (see TINY's comment)."""
+    parts = (("location", location, "xyz"),
+             ("rotation", rotation, "wxyz" if mode == "QUATERNION" else
+              ("angle", "x", "y", "z") if mode == "AXIS_ANGLE" else "xyz"))
+    for part, numbers, axes in parts:
+        for axis, v in zip(axes, numbers, strict=True):
+            if v != v:
+                cause = "is not a number (NaN)"
+            elif not -values.FLT_MAX < v < values.FLT_MAX:
+                cause = "is infinite or beyond +-3.4e38 (Blender holds 3.4e38 instead)"
+            else:
+                continue
+            raise ScanError(f"{obj.name}: {part} {axis} {cause}: type a finite value", [obj])
+    if mode == "QUATERNION" and _no_direction(rotation, mode):
+        raise ScanError(f"{obj.name}: its rotation quaternion is zero, which is no rotation "
+                        "(Blender and MuJoCo each make a different one of it): set a rotation, "
+                        "e.g. 1 0 0 0", [obj])
+    if mode == "AXIS_ANGLE" and _no_direction(rotation, mode):
+        raise ScanError(f"{obj.name}: its rotation axis is zero, so its angle turns about "
+                        "nothing: set an axis", [obj])
 
 
 # kinds whose elements may use a plugin (plugin.name / plugin_name / active)
