@@ -27,6 +27,7 @@ def note_moved_and_reshaped(_scene, depsgraph):
     depsgraph reports them, and the next scan updates just those elements."""
     if changes.is_quiet():  # (a simulation's own writes, evaluated at once: not edits)
         return
+    scene_session.forget_deleted_objects()  # (before any panel draws a deleted object)
     edited = False
     for update in depsgraph.updates:
         if update.is_updated_transform or update.is_updated_geometry:

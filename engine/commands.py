@@ -19,6 +19,7 @@ from .perturb import Grab
 @dataclass(frozen=True)
 class Play:
     def apply(self, runner) -> None:
+        runner.clear_message()
         runner.session.play(runner.clock())
         runner.showing_history = None
 
@@ -31,11 +32,13 @@ class Pause:
 
 @dataclass(frozen=True)
 class Step:
-    """Pause, then exactly `count` steps (a recorded batch)."""
+    """Pause, then exactly `count` steps (a recorded batch; Runner.cancel stops it
+    at a step boundary)."""
 
     count: int
 
     def apply(self, runner) -> None:
+        runner.clear_message()
         runner.session.pause()
         runner.run_steps(self.count)
 
@@ -47,6 +50,7 @@ class Reset:
     keyframe: int | None = None
 
     def apply(self, runner) -> None:
+        runner.clear_message()
         session = runner.session
         session.reset(self.keyframe)
         if session.playing:

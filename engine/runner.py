@@ -36,7 +36,6 @@ DISPLAY_RATE = 60.0  # the viewport's frames per second
 PUBLISH_RATE = 120.0  # snapshots per wall second while playing in real time: twice the
 # display's, so every display frame finds a new one (its timer and the runner's beat)
 IDLE_WAIT = 0.25  # seconds a paused runner sleeps between looks at its queue
-STEP_PIECE = 256  # steps of a Step command between looks at a stop request
 
 
 class Runner:
@@ -56,6 +55,9 @@ class Runner:
         self._lock = threading.Lock()  # numbers commands in the order they are queued
         self._sent = 0
         self._applied = 0
+        self._applying = 0  # sequence number of the command being applied
+        self._cancelled: set[int] = set()  # sequence numbers of Step commands to stop
+        self._progress = (0, 0)  # (steps done, steps asked) of the current or last Step
         self._wake = threading.Event()
         self._published = threading.Condition()
         self._frame = 0
@@ -88,6 +90,12 @@ class Runner:
         else:
             self._apply_queued()
         return seq
+
+    def cancel(self, seq: int) -> None:
+        """Stop Step command `seq` at its next step boundary (a chunk of ~2 ms of
+        stepping), or before it starts; the snapshot after it shows how far it got."""
+        if seq > self._applied:  # (one already done has nothing to stop)
+            self._cancelled.add(seq)
 
     @property
     def latest(self) -> snapshots.Snapshot:
@@ -178,17 +186,27 @@ class Runner:
     # ------------------------------------------- the owner's thread only
 
     def run_steps(self, count: int) -> int:
-        """Exactly `count` steps (fewer if it diverges or the runner stops), recorded."""
-        done = 0
-        while done < count and not self._stopping:
-            done += self.session.step(min(STEP_PIECE, count - done))
-            if self.session.message:
-                break
+        """Exactly `count` steps (fewer if it diverges, the runner stops or the
+        command is cancelled), recorded. Threaded, a long run publishes its progress."""
+        def between() -> bool:  # (between two chunks of steps: True to stop)
+            self._progress = (self.session.steps_taken - first, count)
             if self.threaded and self.clock() - self._published_at > self.interval:
                 self._dirty = True
-                self._publish()  # a long run shows its progress
+                self._publish()
+            return self._stopping or self._applying in self._cancelled
+
+        first = self.session.steps_taken
+        self._progress = (0, count)
+        done = 0 if between() else self.session.step(count, stop=between)
+        self._progress = (done, count)
         self._after_batch(done)
         return done
+
+    def clear_message(self) -> None:
+        """A new run (play, step, reset): the last one's message no longer applies."""
+        if self._message:
+            self._message = ""
+            self._dirty = True
 
     def record(self) -> None:
         self.history.record(self.session.model, self.session.data)
@@ -212,15 +230,19 @@ class Runner:
     def _apply_queued(self) -> None:
         while self._queue:
             seq, command = self._queue.popleft()
+            self._applying = seq
             try:
                 command.apply(self)
             except Exception as error:  # noqa: BLE001 (a bad command never stops the runner)
                 if not self.threaded:
                     raise
                 what = getattr(command, "what", type(command).__name__)
-                self._say(f"{what} not applied ({type(error).__name__}: {error})")
+                # (a ValueError says what is wrong in a user's words; anything else is a bug)
+                self._say(f"{what} not applied: {error}" if isinstance(error, ValueError)
+                          else f"{what} not applied ({type(error).__name__}: {error})")
             finally:
                 self._applied = seq
+                self._cancelled.discard(seq)
                 self._dirty = True
             self._after_batch(0)
 
@@ -234,7 +256,7 @@ class Runner:
         history = (len(self.history),
                    self.showing_history if self.showing_history is not None else len(self.history) - 1)
         shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),
-                              history)
+                              history, self._progress)
         with self._published:
             self._latest = shot
             self._published.notify_all()

@@ -38,6 +38,7 @@ WARNING_TEXT = {
     W.mjWARN_BADCTRL: "bad ctrl (NaN or huge)",
 }
 DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
+STATE = mujoco.mjtState.mjSTATE_INTEGRATION  # everything the next step reads
 CHUNK_SECONDS = 0.002  # stepping between two looks at the command queue
 MAX_CHUNK = 1024
 _DIVERGED_SLICE = slice(min(map(int, DIVERGED)), max(map(int, DIVERGED)) + 1)
@@ -63,6 +64,8 @@ class Session:
         self._step_seconds = 0.0  # measured cost of one step (smoothed)
         self._anchor: tuple[float, float] | None = None  # (wall, sim) pacing reference
         self._last: tuple[float, float] | None = None  # (wall, sim) of the last advance
+        self.diverged_at: float | None = None  # the time of the state the last step diverged from
+        self._state: np.ndarray | None = None  # a chunk's starting state (see _run)
         self.reset(keyframe)
 
     # ------------------------------------------------------------ control
@@ -93,21 +96,26 @@ class Session:
         self.behind = False
         self._anchor = self._last = None
 
-    def step(self, n: int = 1) -> int:
-        """Exactly `n` steps, run in chunks (fewer only if the simulation diverges:
-        it then pauses). Returns the steps taken."""
+    def step(self, n: int = 1, stop=None) -> int:
+        """Exactly `n` steps, run in chunks (fewer if the simulation diverges: it
+        then pauses; or once `stop()`, asked between chunks, says so). Returns the
+        steps taken. Raises ValueError (in a user's words) for a timestep MuJoCo
+        cannot step with."""
+        check_timestep(self.model)
+        self.message = ""  # (a message is about the run that made it)
         done = 0
         while done < n:
             count = min(n - done, self._chunk())
             done += self._run(count)
-            if self._check_diverged(warnings_only=True):
+            if self._check_diverged(warnings_only=True) or (stop is not None and stop()):
                 return done
         self._check_diverged()
         return done
 
-    def simulate(self, duration: float) -> int:
-        """round(duration / timestep) steps, as fast as possible."""
-        return self.step(steps_for(self.model, duration))
+    def simulate(self, duration: float, limit: int | None = None) -> int:
+        """round(duration / timestep) steps, as fast as possible (TooManySteps,
+        and nothing run, beyond `limit`)."""
+        return self.step(steps_for(self.model, duration, limit))
 
     def advance(self, now: float, budget: float = 1 / 30) -> int:
         """Step until simulated time catches up with wall time `now` (scaled by
@@ -115,6 +123,12 @@ class Session:
         most about `budget` seconds; falling behind re-anchors the clock (the
         simulation slows down instead of freezing Blender)."""
         if not self.playing:
+            return 0
+        try:
+            check_timestep(self.model)
+        except ValueError as error:
+            self.pause()
+            self.message = str(error)
             return 0
         if self._anchor is None:
             self._anchor = self._last = (now, self.data.time)
@@ -158,18 +172,52 @@ class Session:
         return max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(self._step_seconds, 1e-7))))
 
     def _run(self, count: int) -> int:
-        """`count` steps (mj_step releases the GIL while it runs)."""
+        """`count` steps (mj_step releases the GIL while it runs); fewer if one
+        diverges: the state is then the one MuJoCo reset to in that step, and
+        `diverged_at` the time of the state it diverged from (MuJoCo's reset sets
+        the time back to 0)."""
+        model, data = self.model, self.data
         start = _time.perf_counter()
-        if self.grab is not None:
-            for _ in range(count):
-                self.grab.apply(self.model, self.data)  # the spring acts on every step
-                mujoco.mj_step(self.model, self.data)
+        counts = data.warning.number.copy()
+        if self.grab is None and count > 1:
+            state = self._state_buffer()
+            mujoco.mj_getState(model, data, state, STATE)  # (microseconds, against a chunk's ~2 ms)
+            mujoco.mj_step(model, data, nstep=count)
+            done = count
+            if _diverged_since(data, counts):
+                # MuJoCo went on from its reset: the chunk again from the same state
+                # (bit for bit the same steps), one step at a time up to the one that diverged
+                mujoco.mj_setState(model, data, state, STATE)
+                data.warning.number[:] = counts
+                done = self._steps_until_diverged(count, counts)
         else:
-            mujoco.mj_step(self.model, self.data, nstep=count)
-        seconds = (_time.perf_counter() - start) / count
+            done = self._steps_until_diverged(count, counts)
+        seconds = (_time.perf_counter() - start) / done
         self._step_seconds = seconds if self._step_seconds == 0 else 0.7 * self._step_seconds + 0.3 * seconds
-        self.steps_taken += count
-        return count
+        self.steps_taken += done
+        return done
+
+    def _steps_until_diverged(self, count: int, counts) -> int:
+        """Up to `count` single steps (the mouse spring applied before each), ending
+        after one that diverged (`counts`: the warnings before the first)."""
+        model, data = self.model, self.data
+        done = 0
+        while done < count:
+            before = data.time
+            if self.grab is not None:
+                self.grab.apply(model, data)  # the spring acts on every step
+            mujoco.mj_step(model, data)
+            done += 1
+            if _diverged_since(data, counts):
+                self.diverged_at = before
+                break
+        return done
+
+    def _state_buffer(self) -> np.ndarray:
+        size = mujoco.mj_stateSize(self.model, STATE)
+        if self._state is None or len(self._state) != size:
+            self._state = np.empty(size)
+        return self._state
 
     def kinematics(self) -> None:
         """Positions of the current state: `mj_step` leaves xpos, xquat, geom and flex
@@ -278,8 +326,12 @@ class Session:
         self.behind = False
         self._anchor = self._last = None
         names = ", ".join(code.name for code in bad) or "qpos is not finite"
-        self.message = (f"The simulation diverged at t = {self.data.time:.4f} s ({names}) and "
-                        "was paused: try a smaller timestep, or check masses and gains")
+        at = self.data.time if self.diverged_at is None or not bad else self.diverged_at
+        self.diverged_at = None
+        when = f"{at:.4f}" if abs(at) < 1e9 else f"{at:.6g}"  # (a huge timestep's time)
+        self.message = (f"The simulation diverged at t = {when} s ({names}) and was paused"
+                        f"{' (MuJoCo reset the state)' if bad else ''}: try a smaller timestep, "
+                        "or check masses and gains")
         for code in bad:  # reported once
             self.data.warning[int(code)].number = 0
         return True
@@ -317,11 +369,56 @@ class Session:
         mujoco.mj_forward(model, data)
 
 
-def steps_for(model, duration: float) -> int:
-    """round(duration / timestep): the steps a duration takes."""
+def _diverged_since(data, counts) -> bool:
+    """Did MuJoCo flag bad qpos / qvel / qacc since its warning counts were `counts`?"""
+    return bool((data.warning.number[_DIVERGED_SLICE] > counts[_DIVERGED_SLICE]).any())
+
+
+class TooManySteps(ValueError):
+    """A run longer than the step limit the caller set."""
+
+
+def check_timestep(model) -> None:
+    """A ValueError in a user's words unless the model's timestep is positive and
+    finite (MuJoCo compiles any: NaN and inf make NaN states, 0 never advances, a
+    negative one runs time backwards)."""
+    timestep = model.opt.timestep
+    if math.isnan(timestep):
+        raise ValueError("The model's timestep is not a number (NaN): MuJoCo needs a positive "
+                         "timestep (<option timestep>, or the scene's option override)")
+    if not 0 < timestep < math.inf:
+        raise ValueError(f"The model's timestep is {timestep:g} s: MuJoCo needs a positive, finite "
+                         "timestep (<option timestep>, or the scene's option override)")
+
+
+def check_step_count(count: int, limit: int | None, what: str = "") -> None:
+    """TooManySteps if `count` steps exceed `limit` (None: no limit); `what` says
+    where the count comes from."""
+    if limit is not None and count > limit:
+        raise TooManySteps(f"{what}{count:,} steps is more than the step limit of {limit:,}")
+
+
+def steps_for(model, duration: float, limit: int | None = None) -> int:
+    """round(duration / timestep): the steps a duration takes. A ValueError in a
+    user's words for a duration or timestep that cannot be stepped, TooManySteps
+    beyond `limit`."""
+    if math.isnan(duration):
+        raise ValueError("The duration to simulate is not a number (NaN)")
     if duration < 0:
-        raise ValueError("duration must not be negative")
-    return int(round(duration / model.opt.timestep))
+        raise ValueError(f"The duration to simulate is negative ({duration:g} s)")
+    if math.isinf(duration):
+        raise ValueError("The duration to simulate is infinite: play the simulation instead")
+    check_timestep(model)
+    timestep = model.opt.timestep
+    steps = duration / timestep  # (a float: 1 s at 1e-300 s is 1e300 steps)
+    if limit is not None and steps > limit + 0.5:
+        raise TooManySteps(f"Simulating {duration:g} s with a timestep of {timestep:g} s takes "
+                           f"{_count(steps)} steps, more than the step limit of {limit:,}")
+    return int(round(steps))
+
+
+def _count(steps: float) -> str:
+    return f"{round(steps):,}" if steps < 1e15 else f"{steps:.3g}"
 
 
 def check_keyframe(model, keyframe: int) -> None:

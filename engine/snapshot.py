@@ -77,6 +77,7 @@ class Snapshot:
     message_id: int  # one more for each new message (a view reports each once)
     grab: GrabView | None
     history: tuple  # (states kept, index of the shown one): the scrub slider's range
+    progress: tuple  # (steps done, steps asked) of the Step command running, or of the last one
 
 
 def _frozen(array) -> np.ndarray:
@@ -85,7 +86,8 @@ def _frozen(array) -> np.ndarray:
     return out
 
 
-def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1)) -> Snapshot:
+def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1),
+         progress: tuple = (0, 0)) -> Snapshot:
     """A snapshot of `session` now (on the thread that owns its data); `message`:
     (id, text) of the runner's latest message."""
     model, data = session.model, session.data
@@ -109,4 +111,4 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         mocap_pos=_frozen(data.mocap_pos), mocap_quat=_frozen(data.mocap_quat),
         sensordata=_frozen(data.sensordata), contacts=contacts,
         warnings=tuple(session.warnings()), message=message[1], message_id=message[0],
-        grab=grab, history=history)
+        grab=grab, history=history, progress=progress)

@@ -34,7 +34,8 @@ from mathutils import Matrix, Quaternion, Vector
 from ..components import changes, spec_io
 from ..engine import commands, frames
 from ..engine.runner import Runner
-from ..engine.session import Session, check_keyframe, clamped_control, steps_for
+from ..engine.session import (Session, TooManySteps, check_keyframe, check_step_count, check_timestep,
+                              clamped_control, steps_for)
 from ..scan import compile_spec, scene_scan
 from ..scene import preferences
 from ..scene.errors import MJBlendError
@@ -47,10 +48,16 @@ STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted obj
 STOP_TIMEOUT = 2.0  # seconds to wait for the physics thread to end
 SHOW_WAIT = 0.5  # seconds an operator waits for a paused runner to show its command
 THREADED: bool | None = None  # None: the preference, in a window; inline without one
+RAISE_LIMIT = "raise it in Edit > Preferences > Add-ons > MJBlend > Step Limit"
 
 
 class SimulationError(MJBlendError):
     """The scene cannot simulate."""
+
+
+class SimulationEnded(SimulationError):
+    """The simulation ended itself (objects it is bound to were deleted and the scene
+    without them does not compile): it has been dropped, objects back as authored."""
 
 
 def threaded_default() -> bool:
@@ -247,6 +254,11 @@ class LiveSimulation:
         self._authored_poses(model)
         self.groups = _moving_groups(driven, {o.as_pointer() for o, _b in driven})
         self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
+        # every object the binding reads or writes, with its name (a deleted object can no
+        # longer say it)
+        touched = {**{root.as_pointer(): root for root in roots}, **objects,
+                   **{o.as_pointer(): o for group in self.groups for o in group}}
+        self._touched = [(obj, obj.name) for obj in touched.values()]
         self._sent_mocap = None
         self._hold()
         return ids
@@ -292,13 +304,47 @@ class LiveSimulation:
         return self.show()
 
     def show(self, force: bool = False) -> bool:
-        """Show the latest snapshot if it is new (and of the bound model)."""
+        """Show the latest snapshot if it is new (and of the bound model). Raises
+        SimulationEnded if bound objects were deleted and the scene no longer compiles."""
         shot = self.runner.latest
         if shot.model is not self.model or (shot.frame == self._shown_frame and not force):
             return False
         self._shown_frame = shot.frame
-        self.display.show(shot)
+        try:
+            self.display.show(shot)
+        except ReferenceError:  # a bound object was deleted since the last structure check
+            self.lost_objects()  # (its compile shows the new binding)
         return True
+
+    # ----------------------------------------------------- deleted objects
+
+    def deleted(self) -> list[str]:
+        """Names of the objects of the current binding that were deleted."""
+        return [name for obj, name in self._touched if not _exists(obj)]
+
+    def forget_deleted(self) -> None:
+        """Deleted objects out of the look-up tables panels and overlays read, until the
+        next structure check recompiles without them (cheap: nothing is written)."""
+        if not self.deleted():
+            return
+        self.by_id = {key: obj for key, obj in self.by_id.items() if _exists(obj)}
+
+    def lost_objects(self) -> None:
+        """Bound objects were deleted (a ReferenceError on the way): recompile without
+        them now; if the scene no longer compiles, end the simulation, saying why."""
+        gone = self.deleted()
+        self.compile(edited=True)
+        if self.deleted():  # the recompile failed: the binding is the old one
+            self.end_for_deleted(gone)
+
+    def end_for_deleted(self, gone: list[str]) -> None:
+        """Drop the simulation (objects back as authored) and raise SimulationEnded."""
+        names = ", ".join(repr(n) for n in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        it = "it" if len(gone) == 1 else "them"
+        why = f": {self.error}" if self.error else ""
+        drop(self, restore=True)
+        raise SimulationEnded(f"The simulation stopped: {names} {'was' if len(gone) == 1 else 'were'} "
+                              f"deleted and the scene without {it} does not simulate{why}")
 
     def take_message(self) -> str:
         """A message of the runner not reported yet (why it paused, a refused command)."""
@@ -317,7 +363,10 @@ class LiveSimulation:
         """Recompile if an element was edited or moved (not by the simulation),
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
         touched, moved = self._edits.read()
-        edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
+        try:
+            edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
+        except ReferenceError:  # an object reported as moved was deleted since
+            edited = True
         count = len(self.scene.objects)  # (an added or deleted object changes it: checked at once)
         due = now is None or now >= self._next_structure_check or count != self._object_count
         if not (edited or due):
@@ -325,6 +374,10 @@ class LiveSimulation:
         start = time.perf_counter()
         compiled = self.compile(edited)
         self._object_count = count
+        if not compiled and self.error:  # the last good model runs on, unless it lost objects
+            gone = self.deleted()
+            if gone:
+                self.end_for_deleted(gone)
         if due and now is not None:
             # a big scene's check costs: at most ~2% of the main thread on it
             spent = time.perf_counter() - start
@@ -386,6 +439,12 @@ class LiveSimulation:
         """Mocap bodies follow their objects: their poses, sent when they changed."""
         if not self.mocap:
             return
+        try:
+            self._send_mocap()
+        except ReferenceError:  # a mocap object was deleted since the last structure check
+            self.lost_objects()  # (the new binding's mocap poses are sent by its compile)
+
+    def _send_mocap(self) -> None:
         model, key = self.model, self.runner.session.keyframe
         index, pos, quat = [], [], []
         for obj, mocap, body, to_mujoco in self.mocap:
@@ -445,22 +504,55 @@ class LiveSimulation:
         return seq
 
     def play(self) -> None:
+        try:
+            check_timestep(self.model)
+        except ValueError as error:
+            raise SimulationError(str(error)) from None
         self.send_mocap()
         self.runner.send(commands.Play())
 
     def pause(self) -> None:
         self.runner.send(commands.Pause())
 
+    def steps_for(self, duration: float) -> int:
+        """The steps `duration` takes: round(duration / timestep). SimulationError
+        (saying why) for a duration or timestep that cannot be stepped, or more
+        steps than the preferences' step limit."""
+        try:
+            return steps_for(self.model, duration, preferences.get(bpy.context).step_limit)
+        except TooManySteps as error:
+            raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
+        except ValueError as error:
+            raise SimulationError(str(error)) from None
+
+    def check_steps(self, count: int) -> None:
+        """SimulationError (saying why) unless `count` steps can run: a timestep MuJoCo
+        can step with, and no more than the preferences' step limit."""
+        try:
+            check_timestep(self.model)
+            check_step_count(count, preferences.get(bpy.context).step_limit, "Stepping ")
+        except TooManySteps as error:
+            raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
+        except ValueError as error:
+            raise SimulationError(str(error)) from None
+
     def simulate(self, duration: float) -> int:
-        """Exactly round(duration / timestep) steps (mocap poses read first), shown."""
-        return self.step(steps_for(self.model, duration), wait=None)
+        """Exactly round(duration / timestep) steps (mocap poses read first), shown,
+        waited for; SimulationError (nothing run) for what `steps_for` refuses."""
+        return self.step(self.steps_for(duration), wait=None)
 
     def step(self, count: int, wait: float | None = SHOW_WAIT) -> int:
-        """`count` steps (mocap poses read first), shown; the steps taken (inline)."""
-        self.send_mocap()
+        """`count` steps (mocap poses read first), shown; the steps taken (inline).
+        SimulationError (nothing run) for what `check_steps` refuses."""
         before = self.runner.latest.steps
-        self.send(commands.Step(count), wait)
+        self.send(self.start_steps(count), wait)
         return self.runner.latest.steps - before
+
+    def start_steps(self, count: int) -> commands.Step:
+        """Checked (`check_steps`), mocap poses sent: the Step command to send."""
+        self.check_steps(count)
+        self.send_mocap()
+        return commands.Step(count)
 
     def reset(self, keyframe: int | None = None) -> None:
         if keyframe is not None:
@@ -520,6 +612,14 @@ class LiveSimulation:
         self._hold()
         self.display.written = None
         self.show(force=True)
+
+
+def _exists(obj) -> bool:
+    """False once `obj` was deleted (its Python wrapper outlives it)."""
+    try:
+        return obj.name is not None
+    except ReferenceError:
+        return False
 
 
 def _moving_groups(driven, driven_pointers) -> list[list]:
@@ -670,6 +770,19 @@ def all_sessions() -> list[SceneSession]:
 
 def all_live() -> list[LiveSimulation]:
     return [owner.simulation for owner in _SESSIONS.values() if owner.simulation is not None]
+
+
+def forget_deleted_objects() -> None:
+    """(After each depsgraph update) A simulation whose scene has fewer objects than at its
+    last structure check forgets its deleted ones at once (`forget_deleted`): panels
+    draw before its next tick recompiles without them."""
+    for live in all_live():
+        try:
+            fewer = len(live.scene.objects) < live._object_count
+        except ReferenceError:  # its scene was deleted
+            continue
+        if fewer and live.runner is not None:
+            live.forget_deleted()
 
 
 def now() -> float:

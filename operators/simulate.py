@@ -1,5 +1,6 @@
 """Simulation operators: play (modal, on a window-manager timer), pause, step,
-reset, stop, and simulate (a fixed duration, for scripts and `--background`).
+reset, stop, and simulate (a fixed duration: in a window on the physics thread,
+its progress shown and Esc cancelling; in scripts and `--background` at once).
 
 Thin: live/scene_session.py compiles, binds, sends commands and shows snapshots;
 engine/runner.py steps (on its own thread in a window).
@@ -22,14 +23,21 @@ def _start(operator, context):
     try:
         return scene_session.ensure(context.scene)
     except scene_session.SimulationError as error:
-        operator.report({"ERROR"}, str(error))
-        for obj in error.objects:
-            obj.select_set(True)
-            context.view_layer.objects.active = obj
-        return None
+        return _refuse(operator, context, error)
+
+
+def _refuse(operator, context, error):
+    """A SimulationError reported (its objects selected); None."""
+    operator.report({"ERROR"}, str(error))
+    for obj in error.objects:
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+    return None
 
 
 PROPERTIES_EVERY = 6  # display frames between redraws of the Properties editor (its panels cost)
+PROGRESS_INTERVAL = 0.1  # seconds between two looks of a long Simulate at its progress (and the
+# state shown): the main thread's redraws share the machine with the stepping
 
 
 def _redraw(context, properties: bool = True):
@@ -53,9 +61,8 @@ class MUJOCO_OT_play(bpy.types.Operator):
 
     def invoke(self, context, _event):
         running = _start(self, context)
-        if running is None:
+        if running is None or not _play(self, context, running):
             return {"CANCELLED"}
-        running.play()
         if running.modal_running:  # a paused simulation resumes on its own timer
             return {"FINISHED"}
         self._timer = context.window_manager.event_timer_add(1 / DISPLAY_RATE, window=context.window)
@@ -69,7 +76,13 @@ class MUJOCO_OT_play(bpy.types.Operator):
         if not scene_session.is_current(running):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: the runner keeps its own time)
-            if running.tick(scene_session.now(), context.selected_objects):
+            try:
+                shown = running.tick(scene_session.now(), context.selected_objects)
+            except scene_session.SimulationError as error:  # it ended itself (objects deleted)
+                self.report({"ERROR"}, str(error))
+                _redraw(context)
+                return self._finish(context)
+            if shown:
                 self._frames = getattr(self, "_frames", 0) + 1
                 _redraw(context, properties=self._frames % PROPERTIES_EVERY == 0)
             message = running.take_message()
@@ -86,10 +99,19 @@ class MUJOCO_OT_play(bpy.types.Operator):
         # No window timer here (scripts, --background): compile and mark as playing;
         # `mujoco.simulate` advances time.
         running = _start(self, context)
-        if running is None:
+        if running is None or not _play(self, context, running):
             return {"CANCELLED"}
-        running.play()
         return {"FINISHED"}
+
+
+def _play(operator, context, running) -> bool:
+    """Play (False, and a report, if the model's timestep cannot be stepped)."""
+    try:
+        running.play()
+    except scene_session.SimulationError as error:
+        _refuse(operator, context, error)
+        return False
+    return True
 
 
 class MUJOCO_OT_pause(bpy.types.Operator):
@@ -123,8 +145,13 @@ class MUJOCO_OT_step(bpy.types.Operator):
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.take_edits(context.selected_objects)
-        running.step(self.count)
+        try:
+            running.take_edits(context.selected_objects)
+            running.step(self.count)
+        except scene_session.SimulationError as error:  # refused, or it ended itself
+            _refuse(self, context, error)
+            _redraw(context)
+            return {"CANCELLED"}
         _report_divergence(self, running)
         _redraw(context)
         return {"FINISHED"}
@@ -169,7 +196,8 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
-        outcome = run_reporting(self, lambda: running.reset(keyframe), ValueError)
+        outcome = run_reporting(self, lambda: running.reset(keyframe),
+                                (ValueError, scene_session.SimulationError))
         _redraw(context)
         return outcome
 
@@ -194,7 +222,8 @@ class MUJOCO_OT_stop(bpy.types.Operator):
 
 
 class MUJOCO_OT_simulate(bpy.types.Operator):
-    """Simulate a fixed duration as fast as possible (for scripts and --background)"""
+    """Simulate a fixed duration as fast as possible. In a window it runs on the physics
+    thread, its progress in the status bar: Esc or right-click cancels"""
 
     bl_idname = "mujoco.simulate"
     bl_label = "Simulate Duration"
@@ -204,17 +233,105 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
                             description="Simulated seconds: round(duration / timestep) steps")
 
     def execute(self, context):
+        """All steps now, waited for (scripts, --background: deterministic)."""
         running = _start(self, context)
         if running is None:
             return {"CANCELLED"}
-        running.take_edits(context.selected_objects)
-        playing = running.playing
-        steps = running.simulate(self.duration)
+        try:
+            running.take_edits(context.selected_objects)
+            playing = running.playing
+            steps = running.simulate(self.duration)
+        except scene_session.SimulationError as error:  # refused, or it ended itself
+            _refuse(self, context, error)
+            return {"CANCELLED"}
+        self._done(running, playing, steps)
+        return {"FINISHED"}
+
+    def invoke(self, context, _event):
+        """In a window with a physics thread: the steps run there while Blender stays
+        responsive (modal); otherwise as `execute`."""
+        running = _start(self, context)
+        if running is None:
+            return {"CANCELLED"}
+        if not running.runner.threaded or context.window is None:
+            return self.execute(context)
+        try:
+            running.take_edits(context.selected_objects)
+            command = running.start_steps(running.steps_for(self.duration))
+        except scene_session.SimulationError as error:
+            _refuse(self, context, error)
+            return {"CANCELLED"}
+        self._live, self._playing, self._count = running, running.playing, command.count
+        self._seq = running.runner.send(command)
+        self._cancelled = False
+        manager = context.window_manager
+        self._timer = manager.event_timer_add(PROGRESS_INTERVAL, window=context.window)
+        manager.progress_begin(0, 100)
+        manager.modal_handler_add(self)
+        self._status(context, 0)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        running = self._live
+        if not scene_session.is_current(running):  # stopped, reloaded or its scene deleted
+            self._end(context)
+            self.report({"WARNING"}, f"The simulation was stopped before its {self._count:,} steps were done")
+            return {"CANCELLED"}
+        if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
+            running.runner.cancel(self._seq)  # (it stops at the next step boundary)
+            self._cancelled = True
+            return {"RUNNING_MODAL"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}  # the viewport stays usable meanwhile
+        shot = running.latest
+        try:
+            if running.show():  # (the state it has reached)
+                _redraw(context, properties=False)
+        except scene_session.SimulationError as error:  # it ended itself (objects deleted)
+            self._end(context)
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        if shot.applied < self._seq:
+            done = shot.progress[0] if shot.progress[1] == self._count else 0
+            self._status(context, done)
+            return {"PASS_THROUGH"}
+        self._end(context)
+        done = shot.progress[0]
+        if self._cancelled and done < self._count and not shot.message:
+            self.report({"WARNING"}, f"Simulation cancelled after {done:,} of {self._count:,} steps: "
+                                     f"t = {shot.time:.4f} s (the state shown)")
+            return {"CANCELLED"}
+        self._done(running, self._playing, done)
+        return {"FINISHED"}
+
+    def cancel(self, context):
+        """Blender ends the operator (a window closed, a file loaded)."""
+        if scene_session.is_current(self._live):
+            self._live.runner.cancel(self._seq)
+        self._end(context)
+
+    def _status(self, context, done: int) -> None:
+        percent = 100 * done // max(self._count, 1)
+        context.window_manager.progress_update(percent)
+        if context.workspace is not None:
+            context.workspace.status_text_set(
+                f"Simulating {self.duration:g} s: t = {self._live.latest.time:.3f} s, {done:,} of "
+                f"{self._count:,} steps ({percent}%). Esc or right-click cancels")
+
+    def _end(self, context) -> None:
+        manager = context.window_manager
+        manager.event_timer_remove(self._timer)
+        manager.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+        _redraw(context)
+
+    def _done(self, running, playing: bool, steps: int) -> None:
+        """Report a finished run; a simulation that played before plays on."""
         if playing and not running.latest.message:
-            running.play()
+            running.play()  # (its timestep was just stepped with)
         if not _report_divergence(self, running):
             self.report({"INFO"}, f"Simulated {steps} steps: t = {running.latest.time:.4f} s")
-        return {"FINISHED"}
 
 
 def _report_divergence(operator, running) -> bool:
