@@ -11,7 +11,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 GUI_STAMP := $(VENV)/.gui-installed
 
-.PHONY: venv gui-deps demo test test-bpy test-gui build lint schema clean
+.PHONY: venv gui-deps demo test test-bpy test-gui test-fuzz build lint schema clean
 
 venv:
 	PYTHON=$(PYTHON) tools/make_venv.sh $(BLENDER_DEFAULT) $(VENV)
@@ -27,16 +27,25 @@ demo: venv
 
 # The whole suite: the bpy tiers on every Blender in BLENDERS (each in its own
 # environment, made on first use), then the GUI tier once (Debian's Blender under
-# Xvfb). Quick local work: `make test-bpy BLENDERS=4.5.15` (one release, no GUI
-# tier) or `make test-gui`. tests/pytest.ini holds the options.
+# Xvfb), then the fuzz tier once (default release). Quick local work: `make test-bpy
+# BLENDERS=4.5.15` (one release, no GUI tier), `make test-gui` or `make test-fuzz`.
+# tests/pytest.ini holds the options.
 test: gui-deps
-	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDERS)
+	@status=0; PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDERS) || status=$$?; \
+	$(FUZZ) || status=1; exit $$status
 
 test-bpy: venv
 	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) $(BLENDERS)
 
 test-gui: gui-deps
 	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui
+
+# The fuzz tier (tests/fuzz, issue 16), once, on the default release: a few hundred
+# hostile files made from the corpus, each loaded by MuJoCo and imported in capped
+# child processes. MJBLEND_FUZZ_SEED picks other files.
+FUZZ = echo "== fuzz tier: bpy $(BLENDER_DEFAULT) ($(VENV))"; $(PY) -m pytest -c tests/pytest.ini tests/fuzz
+test-fuzz: venv
+	@$(FUZZ)
 
 # Installable zips, one per platform, each bundling the mujoco-core wheel.
 build: venv
