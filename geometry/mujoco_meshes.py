@@ -17,6 +17,8 @@ up. Every UV layer here is therefore (u, 1 - v_mujoco).
 
 import bpy
 import mujoco
+import math
+
 import numpy as np
 
 from .. import blender_compat as compat
@@ -267,7 +269,8 @@ class PrimitiveCache:
         shape = tuple(round(float(s), 9) for s in list(size)[: self._USED[geom_type]])
         if geom_type == GEOM.mjGEOM_PLANE:
             extent = self.infinite_extent if infinite_extent is None else float(infinite_extent)
-            shape = tuple(s if s > 0 else -extent for s in shape)  # negative marks "infinite"
+            # negative marks "infinite": MuJoCo draws a zero (and an infinite) half-size so
+            shape = tuple(s if 0 < s < math.inf else -extent for s in shape)
         key = (int(geom_type), shape)
         mesh = self._meshes.get(key)
         if mesh is not None:

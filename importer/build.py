@@ -61,6 +61,12 @@ DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "
                     "curves", "cameras", "lights")
 
 
+# Height fields whose heights are in the file (elevation, or nrow / ncol alone: MuJoCo
+# fills zeros in) are kept in the .blend as a property: 8000 x 8000 costs ~30 s and
+# ~0.5 GB there; 20000 x 20000 would need ~13 GB of Python floats just to read.
+HFIELD_MAX_SIDE_KEPT = 4096
+HFIELD_MAX_KEPT = HFIELD_MAX_SIDE_KEPT ** 2
+
 PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
 
 
@@ -252,6 +258,14 @@ class Builder:
             self._asset(element, mesh, "mesh")
             mesh.mujoco.mesh[SIGNATURE] = mujoco_meshes.mesh_signature(mesh)
         for element in self.spec.hfields:
+            samples = element.nrow * element.ncol
+            if not element.file and samples > HFIELD_MAX_KEPT:  # (before reading its userdata)
+                raise ImportFailed(
+                    f"{os.path.basename(self.filepath)}: height field '{element.name}' has "
+                    f"{element.nrow} x {element.ncol} heights written in the file (or zeros MuJoCo fills "
+                    f"in); MJBlend keeps such values in the .blend and can keep at most "
+                    f"{HFIELD_MAX_KEPT:,} ({HFIELD_MAX_SIDE_KEPT} x {HFIELD_MAX_SIDE_KEPT}). Give the "
+                    "heights as a PNG or binary file (file=\"...\"): files are referenced, not copied")
             mesh = mujoco_meshes.hfield_mesh(self.model, element.id, element.name or "hfield")
             self._asset(element, mesh, "hfield")
             nrow, ncol = int(self.model.hfield_nrow[element.id]), int(self.model.hfield_ncol[element.id])

@@ -309,6 +309,8 @@ def _child_main(source: Source | None, write_fd: int, memory_limit: int) -> None
         send(("result", {"ok": False, "memory_exceeded": True}))
     except BaseException as error:  # anything else: said, never a traceback on Blender's console
         send(("result", {"ok": False, "error": str(_failure("MuJoCo's load failed", error))}))
+    finally:
+        out.close()
 
 
 def _limit_memory(limit: int) -> None:

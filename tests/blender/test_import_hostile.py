@@ -257,3 +257,30 @@ def test_a_height_field_too_large_to_show_sample_for_sample_is_shown_coarser(cle
     assert len(mesh.vertices) < 1100 * 1100
     (warning,) = [w for w in result.warnings if "terrain" in w]
     assert "1500 x 1400" in warning and "MuJoCo" in warning
+
+
+def test_heights_too_many_to_keep_in_the_blend_are_refused_saying_what_to_do(clean_scene, tmp_path):
+    """20000 x 20000 heights in the file (MuJoCo fills zeros in for nrow / ncol alone) would
+    need ~13 GB of Python floats to read; above 4096 x 4096 the import says so, at once."""
+    path = write(tmp_path, "big.xml", '<mujoco><asset><hfield name="terrain" nrow="4097" ncol="4097" '
+                 'size="10 10 1 .5"/></asset><worldbody><geom type="hfield" hfield="terrain"/>'
+                 "</worldbody></mujoco>")
+    before = counts()
+    with pytest.raises(build.ImportFailed, match=r"big.xml: height field 'terrain' has 4097 x 4097 heights"
+                                                 r".* at most 16,777,216 .*PNG or binary file"):
+        build.import_file(path, clean_scene)
+    assert counts() == before
+
+
+def test_an_infinite_plane_is_shown_like_mujocos_infinite_plane(clean_scene, tmp_path):
+    """size="inf inf" is MuJoCo's own (it draws it as its zero-size infinite plane): finite
+    vertices and texture coordinates, and the export keeps "inf"."""
+    path = write(tmp_path, "plane.xml", '<mujoco><worldbody><geom type="plane" size="inf inf 0.1"/>'
+                 "</worldbody></mujoco>")
+    result = build.import_file(path, clean_scene)
+    mesh = next(o for o in result.collection.all_objects if o.type == "MESH").data
+    uv = np.zeros(2 * len(mesh.uv_layers[0].data))
+    mesh.uv_layers[0].data.foreach_get("uv", uv)
+    co = np.zeros(3 * len(mesh.vertices))
+    mesh.vertices.foreach_get("co", co)
+    assert np.isfinite(uv).all() and np.isfinite(co).all() and np.abs(co).max() > 0
