@@ -122,7 +122,10 @@ class LiveSimulation:
         warnings: list[str] = []
         try:
             if len(roots) == 1:
-                spec, updated = self.owner.scans.spec(roots[0], warnings)
+                try:
+                    spec, updated = self.owner.scans.spec(roots[0], warnings)
+                except scene_scan.ScanError as error:  # named like build_spec names it
+                    raise SimulationError(f"{roots[0].name}: {error}", error.objects or [roots[0]]) from None
                 return spec, updated, [self.owner.scans.scanner_of(roots[0])], roots, warnings
             # several models: attached into one spec, rebuilt on every change
             signature = tuple(scene_scan.structure_signature(r) for r in roots)

@@ -406,3 +406,12 @@ def test_memory_stays_flat_over_many_steps_and_recompiles(clean_scene, capsys):
         print(f"\nresident memory: {before:.1f} MB, after 1e5 steps {after_steps:.1f} MB, after 1000 "
               f"recompiles {after:.1f} MB ({100 * (after - before) / before:+.2f}%)")
     assert after < 1.05 * before, f"{before:.1f} MB -> {after:.1f} MB"
+
+
+def test_a_nan_timestep_in_the_model_is_refused_naming_the_model(clean_scene, tmp_path):
+    """The scan refuses a NaN setting (as the export does); Play names the model as Export does."""
+    root = build.import_file(write(tmp_path, ball_xml("0.002"), name="ballmodel.xml"), clean_scene).root
+    root.mujoco.model.option.timestep = float("nan")
+    message = refused(bpy.ops.mujoco.play)
+    assert message.startswith(f"Error: {root.name}: ") and "timestep" in message, message
+    assert bpy.context.view_layer.objects.active == root
