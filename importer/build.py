@@ -135,11 +135,16 @@ def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
                              progress or (lambda f: None)).build()
         except ImportFailed:
             raise
-        except MemoryError:
-            raise ImportFailed(f"{job.label}: Blender ran out of memory making its objects") from None
         except Exception as error:  # a bug or an unsupported construct: still a clean failure
-            raise ImportFailed(f"{job.label}: import failed: {error} (please report this with the "
-                               f"file: {type(error).__name__})") from error
+            text = " ".join(str(error).split())
+            if isinstance(error, MemoryError) or "Could not allocate memory" in text:
+                raise ImportFailed(f"{job.label}: there is not enough memory left to import it "
+                                   "(MuJoCo or Blender could not allocate what it needs)") from None
+            if isinstance(error, UnicodeError):
+                raise ImportFailed(f"{job.label}: a name or text MuJoCo read from it is not valid "
+                                   "UTF-8, which Blender cannot hold") from None
+            raise ImportFailed(f"{job.label}: import failed: {text}. This is a bug in MJBlend: "
+                               "please report it with the file") from error
     result.warnings = warnings + result.warnings
     return result
 

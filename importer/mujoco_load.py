@@ -109,7 +109,7 @@ def read_source(path: str) -> Source:
     if not raw.strip():
         raise LoadError(f"{label}: the file is empty")
     source = Source(path, raw)
-    text = _as_utf8(raw, label, source.changes)
+    text = _without_bad_references(_as_utf8(raw, label, source.changes), label, source.changes)
     includes = _includes(text, os.path.dirname(path), source.changes)
     if source.changes:  # MuJoCo reads bytes; the bindings need UTF-8: hand it fixed text
         source.text, source.includes = text, includes
@@ -148,6 +148,32 @@ def _as_utf8(raw: bytes, label: str, changes: list[str]) -> str:
     return text
 
 
+_REFERENCE = re.compile(r"&#(x[0-9a-fA-F]+|[0-9]+);")
+
+
+def _without_bad_references(text: str, label: str, changes: list[str]) -> str:
+    """`text` with each character reference to no character (a UTF-16 surrogate such as
+    &#xD800;, or beyond U+10FFFF) as U+FFFD: MuJoCo's XML reader turns those into bytes
+    that are not UTF-8, which no Blender name can hold."""
+    bad = []
+
+    def replace(match):
+        token = match.group(1)
+        code = int(token[1:], 16) if token[0] in "xX" else int(token)
+        if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+            bad.append(match.group(0))
+            return "\ufffd"
+        return match.group(0)
+
+    if "&#" not in text:
+        return text
+    fixed = _REFERENCE.sub(replace, text)
+    if bad:
+        changes.append(f"{label}: {len(bad)} character reference{'s' if len(bad) > 1 else ''} to no "
+                       f"character ({', '.join(sorted(set(bad))[:3])}) read as '\ufffd'")
+    return fixed
+
+
 def _invalid_bytes(raw: bytes):
     position = 0
     while position < len(raw):
@@ -180,7 +206,7 @@ def _includes(text: str, folder: str, changes: list[str], seen: frozenset = froz
                 raw = fh.read() if os.path.isfile(path) else b""
         except OSError:
             continue
-        included = _as_utf8(raw, name, changes)
+        included = _without_bad_references(_as_utf8(raw, name, changes), name, changes)
         found[name] = included.encode("utf-8")
         found.update(_includes(included, folder, changes, seen | {name}))
     return found
@@ -321,7 +347,9 @@ def _limit_memory(limit: int) -> None:
             have = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:
         have = 0
-    resource.setrlimit(resource.RLIMIT_AS, (have + limit, resource.RLIM_INFINITY))
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)  # a hard limit cannot be raised
+    cap = have + limit if hard == resource.RLIM_INFINITY else min(have + limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
 USE_FORK = hasattr(os, "fork") and sys.platform.startswith("linux")  # fork is unsafe on macOS

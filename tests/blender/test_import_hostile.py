@@ -9,13 +9,15 @@ too large to show sample for sample.
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import bpy
 import mujoco
 import numpy as np
 import pytest
-from addon_loader import ADDON
+from addon_loader import ADDON, ROOT
 from helpers import CORPUS, needs_corpus
 
 from mjblend.importer import build, mujoco_load
@@ -284,3 +286,24 @@ def test_an_infinite_plane_is_shown_like_mujocos_infinite_plane(clean_scene, tmp
     co = np.zeros(3 * len(mesh.vertices))
     mesh.vertices.foreach_get("co", co)
     assert np.isfinite(uv).all() and np.isfinite(co).all() and np.abs(co).max() > 0
+
+
+def test_a_character_reference_to_no_character_is_read_as_a_replacement(clean_scene, tmp_path):
+    """MuJoCo turns &#xD800; (a lone UTF-16 surrogate) into bytes that are not UTF-8."""
+    path = write(tmp_path, "ref.xml", '<mujoco><worldbody><body name="a&#xD800;"><geom size="1"/></body>'
+                 '<body name="caf&#233;"><geom size="1"/></body></worldbody></mujoco>')
+    result = build.import_file(path, clean_scene)
+    names = {o.mujoco.name for o in result.collection.all_objects if o.mujoco.kind == "BODY"}
+    assert names == {"a\ufffd", "café"}
+    assert any("ref.xml: 1 character reference to no character (&#xD800;)" in w for w in result.warnings)
+
+
+def test_the_probe_keeps_a_hard_address_space_limit(tmp_path):
+    """Under `ulimit -v` (a hard limit, which no process may raise) imports still work."""
+    script = ("import resource, sys; sys.path.insert(0, 'tests'); "
+              "resource.setrlimit(resource.RLIMIT_AS, (12 << 30, 12 << 30)); "
+              "import bpy, addon_loader; addon_loader.enable_addon(); "
+              "print(bpy.ops.import_scene.mjcf(filepath='examples/desk_toys.xml'))")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert "{'FINISHED'}" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
