@@ -54,7 +54,8 @@ def compiled_with_room(spec: mujoco.MjSpec, compile=None):
             except mujoco.FatalError as error:
                 if not overflowed(error):
                     raise
-                asked = int(_REQUESTED.search(str(error)).group(1)) if _REQUESTED.search(str(error)) else 0
+                requested = _REQUESTED.search(str(error))
+                asked = int(requested.group(1)) if requested else 0
                 spec.memory = 2 * (model.narena + asked)
                 model = compile(spec)
         raise ArenaTooSmall(f"MuJoCo still runs out of memory with a {model.narena / 2**20:.0f} MB arena")

@@ -156,9 +156,10 @@ class Replace:
 
     model: Any = field(repr=False)
     ids: dict = field(repr=False)
+    data: Any = field(default=None, repr=False)  # an MjData of `model` made for it (or None)
 
     def apply(self, runner) -> None:
-        runner.session.replace(self.model, self.ids)
+        runner.session.replace(self.model, self.ids, self.data)
         runner.new_history()
 
 

@@ -48,9 +48,12 @@ assert _DIVERGED_SLICE.stop - _DIVERGED_SLICE.start == len(DIVERGED)  # adjacent
 class Session:
     """Model, data and the clock of one scene's simulation."""
 
-    def __init__(self, model: mujoco.MjModel, ids: Ids | None = None, keyframe: int = -1):
+    def __init__(self, model: mujoco.MjModel, ids: Ids | None = None, keyframe: int = -1,
+                 data: mujoco.MjData | None = None):
+        """`data`: an MjData of `model` no one else holds (the compile's check made one; it is
+        reset here), else a new one."""
         self.model = model
-        self.data = mujoco.MjData(model)
+        self.data = data if data is not None else mujoco.MjData(model)
         self.ids: Ids = dict(ids or {})
         self.realtime = 1.0  # wanted simulated seconds per wall second
         self.achieved = 0.0  # measured, smoothed
@@ -338,13 +341,17 @@ class Session:
 
     # ---------------------------------------------------------- recompile
 
-    def replace(self, model: mujoco.MjModel, ids: Ids) -> None:
+    def replace(self, model: mujoco.MjModel, ids: Ids, data: mujoco.MjData | None = None) -> None:
         """Continue with `model` (a recompile): time, joint state (qpos, qvel,
         warm start, applied forces), controls, actuator activations and mocap
-        poses carry over for every element bound in both `self.ids` and `ids`."""
+        poses carry over for every element bound in both `self.ids` and `ids`.
+        `data`: an MjData of `model` no one else holds (reset here), else a new one."""
         self.release()  # body ids may have changed
         old_model, old_data, old_ids = self.model, self.data, self.ids
-        data = mujoco.MjData(model)
+        if data is None:
+            data = mujoco.MjData(model)
+        else:  # (allocating one costs ~10x the reset: the compile's check already did)
+            mujoco.mj_resetData(model, data)
         if self.keyframe >= model.nkey:
             self.keyframe = -1
         data.time = old_data.time

@@ -433,9 +433,6 @@ class _Probe:
         self.read = None
 
 
-STAGES = {"reading": "reading", "compiling": "compiling"}
-
-
 class Load:
     """One file's load for the import: the probe, then this process. Call `poll()` until it
     returns True (from a modal timer, or `run()` in a loop); `cancel()` stops it. Then
@@ -455,7 +452,7 @@ class Load:
     def status(self) -> str:
         seconds = time.monotonic() - self.started
         if self.probe is not None:
-            return f"MuJoCo {STAGES.get(self.probe.stage, self.probe.stage)} {self.label} ({seconds:.0f} s)"
+            return f"MuJoCo {self.probe.stage} {self.label} ({seconds:.0f} s)"
         return f"MuJoCo loading {self.label} ({seconds:.0f} s)"
 
     def run(self) -> None:
@@ -482,7 +479,7 @@ class Load:
             if self.limits.seconds and elapsed > self.limits.seconds:
                 probe.kill()
                 self._fail(LoadError(
-                    f"MuJoCo was still {STAGES.get(probe.stage, probe.stage)} it after "
+                    f"MuJoCo was still {probe.stage} it after "
                     f"{self.limits.seconds:.0f} s and was stopped (raise Load Time Limit in MJBlend's "
                     "preferences to give it longer)"))
             return

@@ -24,6 +24,7 @@ deletion and add-on disable. The simulation itself runs in an
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import bpy
@@ -146,7 +147,7 @@ class LiveSimulation:
             spec, updated, scanners, roots, warnings = self._build(edited or self.runner is None)
             if updated == 0 and self.runner is not None:
                 return False
-            model = compile_spec.check(spec, self.scene.objects, scanners)
+            model, data = compile_spec.compiled(spec, self.scene.objects, scanners, warnings)
         except (SimulationError, compile_spec.CompileError) as error:
             if self.runner is None:
                 raise SimulationError(str(error), error.objects) from None
@@ -158,10 +159,10 @@ class LiveSimulation:
         for attr, value in self._overrides():  # (the model is not shared yet)
             spec_io.set_attr(model.opt, attr, value)
         self.display.clear()  # its groups are of the old binding
-        ids = self._bind(model, scanners, roots)
+        ids = self._bind(model, scanners, roots, data)
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
-            session = Session(model, ids, keyframe=keyframe)
+            session = Session(model, ids, keyframe=keyframe, data=data)
             session.set_speed(self.settings.realtime)
             session.set_fast_forward(self.settings.fast_forward)
             prefs = preferences.get(bpy.context)
@@ -172,7 +173,7 @@ class LiveSimulation:
             self.send_mocap()
             self.runner.start()
         else:
-            seq = self.runner.send(commands.Replace(model, ids))
+            seq = self.runner.send(commands.Replace(model, ids, data))
             self.send_mocap()
             self.runner.wait(seq, SHOW_WAIT)
         self.show(force=True)
@@ -199,8 +200,9 @@ class LiveSimulation:
 
     # --------------------------------------------------------------- bind
 
-    def _bind(self, model, scanners, roots) -> dict:
-        """ids by object, and what the display writes / reads each frame."""
+    def _bind(self, model, scanners, roots, data) -> dict:
+        """ids by object, and what the display writes / reads each frame (`data`: the
+        compile's MjData of `model`, at qpos0)."""
         ids, objects = {}, {}
         body_object = {0: None}
         for scanner in scanners:
@@ -254,7 +256,7 @@ class LiveSimulation:
         self.mocap = mocap
         self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
-        self._authored_poses(model)
+        self._authored_poses(data)
         self.groups = _moving_groups(driven, {o.as_pointer() for o, _b in driven})
         self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
         # every object the binding reads or writes, with its name (a deleted object can no
@@ -266,11 +268,10 @@ class LiveSimulation:
         self._hold()
         return ids
 
-    def _authored_poses(self, model) -> None:
-        """Every body's pose as authored (MuJoCo's kinematics at qpos0): the Fast
-        display moves the authored objects from there."""
-        data = mujoco.MjData(model)
-        mujoco.mj_kinematics(model, data)
+    def _authored_poses(self, data) -> None:
+        """Every body's pose as authored (MuJoCo's kinematics at qpos0, of the compile's
+        forward pass: `data` is not shared yet): the Fast display moves the authored
+        objects from there."""
         self.authored_pos = data.xpos.copy()
         self.authored_conj = frames.conjugate(data.xquat.copy())
 
@@ -507,10 +508,8 @@ class LiveSimulation:
         return seq
 
     def play(self) -> None:
-        try:
+        with _refused():
             check_timestep(self.model)
-        except ValueError as error:
-            raise SimulationError(str(error)) from None
         self.send_mocap()
         self.runner.send(commands.Play())
 
@@ -521,23 +520,15 @@ class LiveSimulation:
         """The steps `duration` takes: round(duration / timestep). SimulationError
         (saying why) for a duration or timestep that cannot be stepped, or more
         steps than the preferences' step limit."""
-        try:
+        with _refused():
             return steps_for(self.model, duration, preferences.get(bpy.context).step_limit)
-        except TooManySteps as error:
-            raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
-        except ValueError as error:
-            raise SimulationError(str(error)) from None
 
     def check_steps(self, count: int) -> None:
         """SimulationError (saying why) unless `count` steps can run: a timestep MuJoCo
         can step with, and no more than the preferences' step limit."""
-        try:
+        with _refused():
             check_timestep(self.model)
             check_step_count(count, preferences.get(bpy.context).step_limit, "Stepping ")
-        except TooManySteps as error:
-            raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
-        except ValueError as error:
-            raise SimulationError(str(error)) from None
 
     def simulate(self, duration: float) -> int:
         """Exactly round(duration / timestep) steps (mocap poses read first), shown,
@@ -615,6 +606,18 @@ class LiveSimulation:
         self._hold()
         self.display.written = None
         self.show(force=True)
+
+
+@contextlib.contextmanager
+def _refused():
+    """The engine's refusals (ValueError in a user's words) as SimulationError; beyond the
+    step limit, with where to raise it."""
+    try:
+        yield
+    except TooManySteps as error:
+        raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
+    except ValueError as error:
+        raise SimulationError(str(error)) from None
 
 
 def _exists(obj) -> bool:

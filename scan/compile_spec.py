@@ -80,8 +80,14 @@ KIND_WORDS = frozenset(kind for kind in (*OBJECT_KINDS, *DATA_KINDS) if kind != 
 
 
 def check(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None) -> mujoco.MjModel:
-    """Compile, mapping MuJoCo's error back to the object it names (see culprits), with an
-    arena large enough for a first forward pass (engine/arena.py; said in `warnings`)."""
+    """The model of `compiled`."""
+    return compiled(spec, scene_objects, scanners, warnings)[0]
+
+
+def compiled(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None):
+    """(model, an MjData of it after a forward pass at qpos0): compiled, MuJoCo's error
+    mapped back to the object it names (see culprits), with an arena large enough for a
+    first forward pass (engine/arena.py; said in `warnings`)."""
     def compile_(spec):
         try:
             return spec.compile()
@@ -93,7 +99,7 @@ def check(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None
             raise CompileError(f"MuJoCo cannot compile the scene: {message}",
                                culprits(message, elements)) from None
     try:
-        model, _data, added = arena.compiled_with_room(spec, compile_)
+        model, data, added = arena.compiled_with_room(spec, compile_)
     except arena.ArenaTooSmall as error:
         raise CompileError(f"MuJoCo cannot run the scene: {error}") from None
     except mujoco.FatalError as error:
@@ -101,7 +107,7 @@ def check(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None
                            + " ".join(str(error).split())) from None
     if added and warnings is not None:
         warnings.append(arena.grown_message(added, model))
-    return model
+    return model, data
 
 
 def culprits(message: str, elements) -> list:
