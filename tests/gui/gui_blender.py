@@ -69,6 +69,17 @@ def run_gui_script(script, tmp_path, env=None, timeout=180, screen=SCREEN):
                 _environment(tmp_path, env), timeout)
 
 
+def run_reporting_script(tmp_path_factory, script, env=None, **kwargs):
+    """Run tests/gui/`script` once in Blender's UI, in a folder of its own, its report
+    going to MJBLEND_RESULT there: (CompletedProcess, report, folder). `env(folder)`:
+    more variables (files the script writes there)."""
+    folder = tmp_path_factory.mktemp(os.path.basename(script).removesuffix(".py"))
+    env = {"MJBLEND_RESULT": str(folder / "result.json"), **(env(folder) if env else {})}
+    proc = run_gui_script(os.path.join(os.path.dirname(os.path.abspath(__file__)), script), folder,
+                          env=env, **kwargs)
+    return proc, read_report(proc, folder / "result.json"), folder
+
+
 def run_background_script(script, tmp_path, args=(), env=None, timeout=180):
     """Run `script` in the Blender executable without a window (`--background`)."""
     check_prerequisites()

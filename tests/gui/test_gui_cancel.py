@@ -2,21 +2,15 @@
 the 3D view it runs modal on the physics thread, Blender stays responsive with
 its progress shown, and the real Escape key cancels it at a step boundary."""
 
-import os
-
 import pytest
-from gui_blender import leftover_processes, read_report, run_gui_script
+from gui_blender import leftover_processes, run_reporting_script
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 COUNT = 1_000_000  # simulate_cancel.py's steps
 
 
 @pytest.fixture(scope="module")
 def cancelled(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("simulate_cancel")
-    proc = run_gui_script(os.path.join(HERE, "simulate_cancel.py"), folder,
-                          env={"MJBLEND_RESULT": str(folder / "result.json")})
-    return proc, read_report(proc, folder / "result.json"), folder
+    return run_reporting_script(tmp_path_factory, "simulate_cancel.py")
 
 
 @pytest.mark.gui

@@ -2,20 +2,14 @@
 Blender keeps drawing, a real Esc cancels it (nothing added, the probe process gone),
 and a model then imports through the same path."""
 
-import os
-
 import pytest
-from gui_blender import leftover_processes, read_report, run_gui_script
+from gui_blender import leftover_processes, run_reporting_script
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
 def cancel(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("import_cancel")
-    proc = run_gui_script(os.path.join(HERE, "import_cancel.py"), folder,
-                          env={"MJBLEND_RESULT": str(folder / "result.json")})
-    return proc, read_report(proc, folder / "result.json"), folder
+    return run_reporting_script(tmp_path_factory, "import_cancel.py")
 
 
 @pytest.mark.gui

@@ -5,24 +5,19 @@ step is much slower than real time leaves the UI responsive to a click on Pause.
 Each script runs once per module (a fixture); the tests read its report.
 """
 
-import os
-
 import numpy as np
 import pytest
-from gui_blender import assert_real_screenshot, leftover_processes, read_report, run_gui_script
+from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SMALL_SCREEN = "1280x800x24"  # fewer pixels for Blender's software OpenGL (slow_model.py)
 
 
 def run_once(tmp_path_factory, script, screen=None):
     """Run tests/gui/`script` in the real user interface: (process, report, folder)."""
-    folder = tmp_path_factory.mktemp(script.removesuffix(".py"))
-    env = {"MJBLEND_RESULT": str(folder / "result.json"), "MJBLEND_SCREENSHOT": str(folder / "shot1.png"),
-           "MJBLEND_SCREENSHOT2": str(folder / "shot2.png")}
-    kwargs = {"screen": screen} if screen else {}
-    proc = run_gui_script(os.path.join(HERE, script), folder, env=env, **kwargs)
-    return proc, read_report(proc, folder / "result.json"), folder
+    def env(folder):
+        return {"MJBLEND_SCREENSHOT": str(folder / "shot1.png"),
+                "MJBLEND_SCREENSHOT2": str(folder / "shot2.png")}
+    return run_reporting_script(tmp_path_factory, script, env=env, **({"screen": screen} if screen else {}))
 
 
 def pixels(picture) -> np.ndarray:
