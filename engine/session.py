@@ -69,6 +69,7 @@ class Session:
         self._last: tuple[float, float] | None = None  # (wall, sim) of the last advance
         self.diverged_at: float | None = None  # the time of the state the last step diverged from
         self._state: np.ndarray | None = None  # a chunk's starting state (see _run)
+        self.recorder = None  # an engine.recording.Recorder capturing frames, or None
         self.reset(keyframe)
 
     # ------------------------------------------------------------ control
@@ -108,9 +109,13 @@ class Session:
         self.message = ""  # (a message is about the run that made it)
         done = 0
         while done < n:
-            count = min(n - done, self._chunk())
-            done += self._run(count)
-            if self._check_diverged(warnings_only=True) or (stop is not None and stop()):
+            count = min(n - done, self._chunk(), self._steps_to_frame())
+            ran = self._run(count)
+            done += ran
+            if self._check_diverged(warnings_only=True):
+                return done
+            self._recorded(ran)
+            if stop is not None and stop():
                 return done
         self._check_diverged()
         return done
@@ -143,9 +148,11 @@ class Session:
         steps = 0
         while self.data.time + 0.5 * timestep < target:
             owed = min((target - self.data.time) / timestep + 0.5, MAX_CHUNK)  # (inf in fast-forward)
-            steps += self._run(max(1, min(self._chunk(), int(owed))))
+            ran = self._run(max(1, min(self._chunk(), int(owed), self._steps_to_frame())))
+            steps += ran
             if self._check_diverged(warnings_only=True):
                 return steps
+            self._recorded(ran)
             if _time.perf_counter() - start > budget:
                 break
         if self._check_diverged():
@@ -167,6 +174,21 @@ class Session:
         wall0, sim0 = self._anchor
         due = wall0 + (self.data.time + 0.5 * self.model.opt.timestep - sim0) / self.realtime
         return max(0.0, due - now)
+
+    def record(self, recorder) -> None:
+        """Capture frames into `recorder` (an engine.recording.Recorder) from now on,
+        this state its first; None stops."""
+        self.recorder = recorder
+        if recorder is not None:
+            recorder.capture(self.model, self.data)
+
+    def _steps_to_frame(self) -> int:
+        """Steps until the recorder's next frame (a chunk ends there)."""
+        return MAX_CHUNK if self.recorder is None else self.recorder.steps_to_next()
+
+    def _recorded(self, count: int) -> None:
+        if self.recorder is not None:
+            self.recorder.stepped(count, self.model, self.data)
 
     def _chunk(self) -> int:
         """Steps per batch between looks at the commands: about CHUNK_SECONDS of stepping."""
