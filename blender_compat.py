@@ -50,6 +50,12 @@ SURFACE_RENDER_METHOD = VERSION >= (4, 2, 0)
 # transparent material sets it.
 HAS_TRANSPARENT_SHADOW = "use_transparent_shadow" in bpy.types.Material.bl_rna.properties
 
+# ------------------------------------------------------------------ animation
+
+# 4.4: slotted Actions: F-Curves live in a layer's keyframe strip, in the channelbag
+# of the slot the animated datablock uses (5.0 removed Action.fcurves).
+SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
+
 # ------------------------------------------------------------ user interface
 
 # 4.1: a file dropped on an editor can run an import operator (bpy.types.FileHandler).

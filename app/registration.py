@@ -9,7 +9,8 @@ import bpy
 from ..authoring import default_classes, display, validation
 from ..components import properties
 from ..live import simulation_settings
-from ..operators import author, io, model_tools, perturb, simulate
+from ..operators import author, io, model_tools, perturb, simulate, timeline as timeline_operators
+from ..sync import timeline
 from ..ui import add_menu, keymaps, menus, overlay, panels, preferences, sidebar
 from . import handlers
 
@@ -29,9 +30,10 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
-OPERATORS = io.CLASSES + simulate.CLASSES + perturb.CLASSES + author.CLASSES + model_tools.CLASSES
-MODULES = (properties, simulation_settings, _Classes(OPERATORS), _Classes(preferences.CLASSES), panels,
-           sidebar, menus, add_menu, handlers, keymaps, overlay, display, default_classes, validation)
+OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
+             + author.CLASSES + model_tools.CLASSES)
+MODULES = (properties, simulation_settings, timeline, _Classes(OPERATORS), _Classes(preferences.CLASSES),
+           panels, sidebar, menus, add_menu, handlers, keymaps, overlay, display, default_classes, validation)
 
 
 def register():

@@ -36,3 +36,5 @@ PACK_ON_SAVE = "mjblend_pack_on_save"  # image: generated pixels to pack when th
 TEXCOORD = "mjblend_texcoord"  # mesh: it carries MuJoCo texture coordinates
 TEXTURE_ALPHA = "mjblend_texture_alpha"  # material: a texture brings alpha
 NODE_GROUP_VERSION = "version"  # node group (the cube-map lookup): which build of it
+BAKE = "mjblend_bake"  # action (timeline bake): {scene, object, what it replaced, the authored pose}
+RECORDING = "mjblend_recording"  # action (a bake's recording): times, full states, sensors per frame

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .perturb import Grab
+from .recording import steps_for_frames
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,56 @@ class Step:
         runner.clear_message()
         runner.session.pause()
         runner.run_steps(self.count)
+
+
+@dataclass(frozen=True)
+class Record:
+    """Pause, then step while `recorder` (an engine.recording.Recorder of a fixed
+    number of frames) captures them: frame 0 is the state now (a recorded batch;
+    Runner.cancel stops it at a step boundary, keeping the frames captured)."""
+
+    recorder: Any = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.clear_message()
+        session, recorder = runner.session, self.recorder
+        session.pause()
+        session.record(recorder)
+        try:
+            runner.run_steps(steps_for_frames(recorder.frames, recorder.fps, recorder.timestep))
+        finally:
+            session.record(None)
+
+
+@dataclass(frozen=True)
+class StartRecording:
+    """Capture frames into `recorder` (open-ended) from the state now on, whatever
+    runs the simulation (playing, stepping, the mouse spring), until StopRecording."""
+
+    recorder: Any = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.session.record(self.recorder)
+
+
+@dataclass(frozen=True)
+class StopRecording:
+    def apply(self, runner) -> None:
+        runner.session.record(None)
+
+
+@dataclass(frozen=True)
+class LoadState:
+    """Put a full state (an mj_getState(mjSTATE_INTEGRATION) row, e.g. a baked frame's)
+    into the simulation, paused; it continues from there exactly."""
+
+    state: np.ndarray = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.clear_message()
+        runner.session.pause()
+        runner.session.load_state(self.state)
+        runner.record()
 
 
 @dataclass(frozen=True)

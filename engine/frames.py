@@ -182,6 +182,42 @@ def float32_locals(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,
     return local_pos, local_quat
 
 
+def float32_locals_frames(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,
+                          levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """`float32_locals` of many frames at once: xpos (F, nbody, 3), xquat (F, nbody, 4)
+    -> local positions (F, nbody, 3) and quaternions (F, nbody, 4), level by level with
+    every frame's bodies of a level in one array (a bake's thousands of poses)."""
+    frames, count = xpos.shape[:2]
+    world_pos, world_quat = np.zeros((frames, count, 3)), np.zeros((frames, count, 4))
+    world_quat[:, 0, 0] = 1.0
+    local_pos, local_quat = np.zeros((frames, count, 3)), np.zeros((frames, count, 4))
+    for level in levels:
+        rows = frames * len(level)
+        parent_pos = world_pos[:, parents[level]].reshape(rows, 3)
+        parent_quat = world_quat[:, parents[level]].reshape(rows, 4)
+        back = parent_quat * _CONJ
+        quat = quat_multiply(back, xquat[:, level].reshape(rows, 4))
+        pos = rotate(back, xpos[:, level].reshape(rows, 3) - parent_pos)
+        local_pos[:, level], local_quat[:, level] = pos.reshape(frames, -1, 3), quat.reshape(frames, -1, 4)
+        pos32 = pos.astype(np.float32).astype(np.float64)
+        quat32 = quat.astype(np.float32).astype(np.float64)
+        quat32 /= np.linalg.norm(quat32, axis=1)[:, None]
+        world_quat[:, level] = quat_multiply(parent_quat, quat32).reshape(frames, -1, 4)
+        world_pos[:, level] = (parent_pos + rotate(parent_quat, pos32)).reshape(frames, -1, 3)
+    return local_pos, local_quat
+
+
+def continuous_quaternions(quat: np.ndarray) -> np.ndarray:
+    """Quaternions over time (F, ..., 4) with each one's sign chosen nearest the one
+    before (q and -q are the same rotation; keys that flip make the motion between
+    two frames spin the long way round)."""
+    flips = np.sum(quat[1:] * quat[:-1], axis=-1) < 0
+    sign = np.where(np.cumsum(flips, axis=0) % 2 == 1, -1.0, 1.0)
+    out = quat.copy()
+    out[1:] *= sign[..., None]
+    return out
+
+
 SCALAR_BODIES_PER_LEVEL = 8  # below this many bodies per level, the scalar path is faster
 
 

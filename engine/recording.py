@@ -145,9 +145,7 @@ class Recorder:
         arrays = self._arrays
         if self.count == len(arrays["time"]):  # open-ended: grow
             more = self._allocate(min(max(GROW, self.count), self.max_frames - self.count))
-            arrays = self._arrays = {key: ([np.concatenate((a, b)) for a, b in zip(value, more[key])]
-                                           if key == "skins" else np.concatenate((value, more[key])))
-                                     for key, value in arrays.items()}
+            arrays = self._arrays = {key: _grown(value, more[key]) for key, value in arrays.items()}
         mujoco.mj_kinematics(model, data)  # (mj_step leaves the poses of the state before)
         if model.nflex:
             mujoco.mj_flex(model, data)
@@ -174,6 +172,12 @@ class Recorder:
                          flexvert_xpos=arrays["flexvert_xpos"][:n].copy(),
                          skin_vertices=tuple(a[:n].copy() for a in arrays["skins"]),
                          slices=state_slices(self.model), message=self.message)
+
+
+def _grown(kept, more):
+    if isinstance(kept, list):  # (one array per skin)
+        return [np.concatenate((a, b)) for a, b in zip(kept, more, strict=True)]
+    return np.concatenate((kept, more))
 
 
 def steps_for_frames(frames: int, fps: float, timestep: float) -> int:

@@ -88,6 +88,19 @@ class Session:
         self.message = ""
         self._anchor = self._last = None
 
+    def load_state(self, state) -> None:
+        """Continue from a full state (an mj_getState(mjSTATE_INTEGRATION) row of this
+        model), every derived quantity recomputed; a ValueError if it is another model's."""
+        state = np.asarray(state, dtype=float)
+        size = mujoco.mj_stateSize(self.model, STATE)
+        if state.shape != (size,):
+            raise ValueError(f"a state of {state.size} values does not fit this model (it takes {size})")
+        self.release()
+        mujoco.mj_setState(self.model, self.data, state, STATE)
+        mujoco.mj_forward(self.model, self.data)
+        self.message = ""
+        self._anchor = self._last = None
+
     def play(self, now: float | None = None) -> None:
         self.playing = True
         self.message = ""

@@ -35,12 +35,14 @@ from mathutils import Matrix, Quaternion, Vector
 from ..components import changes, spec_io
 from ..engine import commands, frames
 from ..engine.runner import Runner
+from ..engine.recording import Recorder, steps_for_frames
 from ..engine.session import (Session, TooManySteps, check_keyframe, check_step_count, check_timestep,
                               clamped_control, steps_for)
 from ..scan import compile_spec, scene_scan
 from ..scene import preferences
 from ..scene.errors import MJBlendError
-from ..scene.transforms import HeldPose, transform
+from ..scene.transforms import HeldPose, baked, transform
+from ..sync import timeline
 from ..sync.objects import put_transform
 from .display import Display
 
@@ -95,6 +97,8 @@ class LiveSimulation:
         self._next_structure_check = 0.0
         self._object_count = len(owner.scene.objects)
         self._edits = changes.Cursor()  # edits of the model since this simulation last looked
+        self.recorder: Recorder | None = None  # recording while it runs (see start_recording)
+        self.started_from_frame: int | None = None  # the baked frame whose state it started from
         self.compile()
 
     @property
@@ -163,6 +167,10 @@ class LiveSimulation:
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
             session = Session(model, ids, keyframe=keyframe, data=data)
+            baked = timeline.recorded_state(self.scene, model, self.scene.frame_current)
+            if baked is not None:  # a baked scene: on from the current frame's recorded state
+                session.load_state(baked)
+                self.started_from_frame = self.scene.frame_current
             session.set_speed(self.settings.realtime)
             session.set_fast_forward(self.settings.fast_forward)
             prefs = preferences.get(bpy.context)
@@ -285,7 +293,7 @@ class LiveSimulation:
                 self._restore_one(pointer)
         for pointer, obj in moving.items():
             if pointer not in self.held:
-                self.held[pointer] = HeldPose(obj, transform(obj))
+                self.held[pointer] = HeldPose(obj, baked(obj) or transform(obj))
         for obj, _kind, _i, _w in self.deformed:
             pointer = obj.data.as_pointer()
             if pointer not in self.held_vertices:
@@ -568,6 +576,51 @@ class LiveSimulation:
                 return pending[1]
             del self._pending_controls[actuator]
         return float(shot.ctrl[actuator]) if actuator < len(shot.ctrl) else 0.0
+
+    # ---------------------------------------------------------- recording
+
+    def targets(self) -> timeline.Targets:
+        """What a bake of this simulation animates (its binding now)."""
+        fix_of = {row: fix for _obj, row, fix in self.fixed}
+        model = self.model
+        return timeline.Targets(
+            bodies=[(obj, body, fix_of.get(row)) for row, (obj, body) in enumerate(self.driven)],
+            parents=model.body_parentid.copy(), levels=self.levels,
+            mocap=[(obj, mocap, to_mujoco) for obj, mocap, _body, to_mujoco in self.mocap],
+            deformed=list(self.deformed),
+            flex_ranges=list(zip(model.flex_vertadr.tolist(), model.flex_vertnum.tolist(), strict=True)))
+
+    def bake_steps(self, frames: int, fps: float) -> int:
+        """The steps a bake of `frames` frames takes; SimulationError (saying why) when
+        it cannot run (a bad timestep, beyond the step limit)."""
+        with _refused():  # (the limit checked on the duration: its message gives the numbers)
+            steps_for(self.model, max(frames - 1, 0) / fps, preferences.get(bpy.context).step_limit)
+        return steps_for_frames(frames, fps, self.model.opt.timestep)
+
+    def start_bake(self, frames: int, fps: float, frame_start: int) -> tuple[int, Recorder]:
+        """Record `frames` frames from the state now (paused: stepping as fast as it can);
+        (the command's sequence number, the recorder filling)."""
+        self.bake_steps(frames, fps)
+        self.send_mocap()
+        recorder = Recorder(self.model, fps, frame_start, frames)
+        return self.runner.send(commands.Record(recorder)), recorder
+
+    def start_recording(self, fps: float, frame_start: int) -> None:
+        """Record every frame from now on, whatever runs the simulation (play, step, the
+        mouse spring), until `stop_recording`."""
+        if self.recorder is not None:
+            return
+        self.recorder = Recorder(self.model, fps, frame_start,
+                                 max_bytes=preferences.get(bpy.context).recording_megabytes << 20)
+        self.send(commands.StartRecording(self.recorder), SHOW_WAIT)
+
+    def stop_recording(self):
+        """End recording; the engine.recording.Recording made (None if none ran)."""
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return None
+        self.send(commands.StopRecording(), None)
+        return recorder.recording()
 
     # ------------------------------------------------------------ ending
 

@@ -16,6 +16,7 @@ from ..engine import commands
 from ..engine.runner import DISPLAY_RATE
 from ..live import scene_session
 from .reporting import run_reporting
+from .runner_wait import RunnerWait, redraw
 
 
 def _start(operator, context):
@@ -36,18 +37,6 @@ def _refuse(operator, context, error):
 
 
 PROPERTIES_EVERY = 6  # display frames between redraws of the Properties editor (its panels cost)
-PROGRESS_INTERVAL = 0.1  # seconds between two looks of a long Simulate at its progress (and the
-# state shown): the main thread's redraws share the machine with the stepping
-
-
-def _redraw(context, properties: bool = True):
-    """Redraw the 3D views (the sidebar is theirs), and the Properties editor
-    (actuator controls) with `properties`."""
-    kinds = ("VIEW_3D", "PROPERTIES") if properties else ("VIEW_3D",)
-    for window in context.window_manager.windows:
-        for area in window.screen.areas:
-            if area.type in kinds:
-                area.tag_redraw()
 
 
 class MUJOCO_OT_play(bpy.types.Operator):
@@ -80,11 +69,11 @@ class MUJOCO_OT_play(bpy.types.Operator):
                 shown = running.tick(scene_session.now(), context.selected_objects)
             except scene_session.SimulationError as error:  # it ended itself (objects deleted)
                 self.report({"ERROR"}, str(error))
-                _redraw(context)
+                redraw(context)
                 return self._finish(context)
             if shown:
                 self._frames = getattr(self, "_frames", 0) + 1
-                _redraw(context, properties=self._frames % PROPERTIES_EVERY == 0)
+                redraw(context, properties=self._frames % PROPERTIES_EVERY == 0)
             message = running.take_message()
             if message:
                 self.report({"WARNING"}, message)
@@ -128,7 +117,7 @@ class MUJOCO_OT_pause(bpy.types.Operator):
 
     def execute(self, context):
         scene_session.running(context.scene).pause()
-        _redraw(context)
+        redraw(context)
         return {"FINISHED"}
 
 
@@ -150,10 +139,10 @@ class MUJOCO_OT_step(bpy.types.Operator):
             running.step(self.count)
         except scene_session.SimulationError as error:  # refused, or it ended itself
             _refuse(self, context, error)
-            _redraw(context)
+            redraw(context)
             return {"CANCELLED"}
         _report_divergence(self, running)
-        _redraw(context)
+        redraw(context)
         return {"FINISHED"}
 
 
@@ -176,7 +165,7 @@ class MUJOCO_OT_history_step(bpy.types.Operator):
         kept, shown = running.latest.history
         index = min(max(shown + self.offset, 0), kept - 1)
         running.send(commands.ShowHistory(index), scene_session.SHOW_WAIT)
-        _redraw(context)
+        redraw(context)
         return {"FINISHED"}
 
 
@@ -198,7 +187,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
         outcome = run_reporting(self, lambda: running.reset(keyframe),
                                 (ValueError, scene_session.SimulationError))
-        _redraw(context)
+        redraw(context)
         return outcome
 
 
@@ -214,14 +203,18 @@ class MUJOCO_OT_stop(bpy.types.Operator):
         return scene_session.get(context.scene) is not None
 
     def execute(self, context):
+        if scene_session.get(context.scene).recorder is not None:  # (never lose a recording)
+            bpy.ops.mujoco.record_keep()
+            if scene_session.get(context.scene) is None:
+                return {"FINISHED"}
         if not scene_session.drop(scene_session.get(context.scene), restore=True):
             self.report({"WARNING"}, "MuJoCo is still inside a step: its thread ends when the step "
                                      "returns (the objects are back as authored)")
-        _redraw(context)
+        redraw(context)
         return {"FINISHED"}
 
 
-class MUJOCO_OT_simulate(bpy.types.Operator):
+class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
     """Simulate a fixed duration as fast as possible. In a window it runs on the physics
     thread, its progress in the status bar: Esc or right-click cancels"""
 
@@ -261,70 +254,20 @@ class MUJOCO_OT_simulate(bpy.types.Operator):
         except scene_session.SimulationError as error:
             _refuse(self, context, error)
             return {"CANCELLED"}
-        self._live, self._playing, self._count = running, running.playing, command.count
-        self._seq = running.runner.send(command)
-        self._cancelled = False
-        manager = context.window_manager
-        self._timer = manager.event_timer_add(PROGRESS_INTERVAL, window=context.window)
-        manager.progress_begin(0, 100)
-        manager.modal_handler_add(self)
-        self._status(context, 0)
-        return {"RUNNING_MODAL"}
+        self._playing = running.playing
+        return self.wait_for(context, running, running.runner.send(command), command.count)
 
-    def modal(self, context, event):
-        running = self._live
-        if not scene_session.is_current(running):  # stopped, reloaded or its scene deleted
-            self._end(context)
-            self.report({"WARNING"}, f"The simulation was stopped before its {self._count:,} steps were done")
-            return {"CANCELLED"}
-        if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
-            running.runner.cancel(self._seq)  # (it stops at the next step boundary)
-            self._cancelled = True
-            return {"RUNNING_MODAL"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}  # the viewport stays usable meanwhile
-        shot = running.latest
-        try:
-            if running.show():  # (the state it has reached)
-                _redraw(context, properties=False)
-        except scene_session.SimulationError as error:  # it ended itself (objects deleted)
-            self._end(context)
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        if shot.applied < self._seq:
-            done = shot.progress[0] if shot.progress[1] == self._count else 0
-            self._status(context, done)
-            return {"PASS_THROUGH"}
-        self._end(context)
-        done = shot.progress[0]
-        if self._cancelled and done < self._count and not shot.message:
+    def status(self, shot, done, percent):
+        return (f"Simulating {self.duration:g} s: t = {shot.time:.3f} s, {done:,} of "
+                f"{self._count:,} steps ({percent}%)")
+
+    def finished(self, context, shot, done):
+        if self.cancelled and done < self._count and not shot.message:
             self.report({"WARNING"}, f"Simulation cancelled after {done:,} of {self._count:,} steps: "
                                      f"t = {shot.time:.4f} s (the state shown)")
             return {"CANCELLED"}
-        self._done(running, self._playing, done)
+        self._done(self._live, self._playing, done)
         return {"FINISHED"}
-
-    def cancel(self, context):
-        """Blender ends the operator (a window closed, a file loaded)."""
-        if scene_session.is_current(self._live):
-            self._live.runner.cancel(self._seq)
-        self._end(context)
-
-    def _status(self, context, done: int) -> None:
-        percent = 100 * done // max(self._count, 1)
-        context.window_manager.progress_update(percent)
-        if context.workspace is not None:
-            context.workspace.status_text_set(
-                f"Simulating {self.duration:g} s: t = {self._live.latest.time:.3f} s, {done:,} of "
-                f"{self._count:,} steps ({percent}%). Esc or right-click cancels")
-
-    def _end(self, context) -> None:
-        manager = context.window_manager
-        manager.event_timer_remove(self._timer)
-        manager.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
-        _redraw(context)
 
     def _done(self, running, playing: bool, steps: int) -> None:
         """Report a finished run; a simulation that played before plays on."""

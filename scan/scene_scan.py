@@ -25,7 +25,7 @@ from ..engine import frames
 from ..geometry import mujoco_meshes, materials
 from ..scene.errors import MJBlendError
 from ..scene.names import first_free, numbered
-from ..scene.transforms import IDENTITY, placement
+from ..scene.transforms import IDENTITY, authored, authored_placement
 
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
@@ -455,8 +455,7 @@ class Scanner:
         self._copy(group, element, kind, obj, pointer)
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
-        held = self.held.get(pointer)
-        snapshot = placement(obj) if held is None else held.transform.placement()
+        snapshot = authored_placement(obj, self.held)
         self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind),
                    in_element and snapshot.parent_inverse == IDENTITY)
         self.elements[pointer] = (obj, kind, element)
@@ -534,9 +533,9 @@ class Scanner:
         while parent is not None and parent.mujoco.kind == "NONE":
             parent = parent.parent
         world = obj.matrix_world
-        held = self.held.get(obj.as_pointer())
-        if held is not None:  # the authored pose of an object the simulation moves
-            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ held.transform.basis()
+        pose = authored(obj, self.held)
+        if pose is not None:  # the authored pose of an object a simulation or a bake moves
+            world = obj.parent.matrix_world @ obj.matrix_parent_inverse @ pose.basis()
         if world.to_3x3().determinant() == 0.0:
             _flattened(obj)
         try:
@@ -776,8 +775,7 @@ def _snapshot(block, kind, held):
     geometry (its signature is computed only when it is reported)."""
     if kind == "mesh":
         return mujoco_meshes.mesh_signature(block)
-    pose = held.get(block.as_pointer())
-    return placement(block) if pose is None else pose.transform.placement()
+    return authored_placement(block, held)
 
 
 def _wrap_attr(name):

@@ -8,7 +8,7 @@ ADDON = __package__.rpartition(".")[0]  # the add-on's own module, however it is
 
 DEFAULTS = SimpleNamespace(spring_stiffness=1.0, history_seconds=10.0, history_megabytes=256,
                            physics_thread=True, step_limit=10_000_000, load_memory_gigabytes=0.0,
-                           load_seconds=300.0)
+                           load_seconds=300.0, recording_megabytes=2048)
 
 
 def get(context):

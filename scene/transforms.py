@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 from mathutils import Euler, Matrix, Quaternion, Vector
 
+from ..components.stored_keys import BAKE
+
 
 class Placement(NamedTuple):
     location: tuple
@@ -68,6 +70,33 @@ def placement(obj) -> Placement:
     rotation = obj.rotation_quaternion[:] if mode == "QUATERNION" else \
         obj.rotation_axis_angle[:] if mode == "AXIS_ANGLE" else obj.rotation_euler[:]
     return Placement(obj.location[:], rotation, mode, obj.scale[:], exact_matrix(obj.matrix_parent_inverse))
+
+
+def baked(obj) -> Transform | None:
+    """The authored transform a timeline bake keeps for an object it animates (whose
+    location and rotation are then the frame's), else None."""
+    animation = obj.animation_data
+    action = animation.action if animation is not None else None
+    record = action.get(BAKE) if action is not None else None
+    if record is None or "authored" not in record:
+        return None
+    kept = record["authored"]
+    return Transform(tuple(kept["location"]), tuple(kept["rotation_quaternion"]),
+                     tuple(kept["rotation_euler"]), kept["rotation_mode"], obj.scale[:],
+                     exact_matrix(obj.matrix_parent_inverse), tuple(kept["rotation_axis_angle"]))
+
+
+def authored(obj, held: dict) -> Transform | None:
+    """An object's authored transform where its own is not it: held by a running
+    simulation (`held`: as_pointer() -> HeldPose) or kept by a bake; None otherwise."""
+    pose = held.get(obj.as_pointer())
+    return pose.transform if pose is not None else baked(obj)
+
+
+def authored_placement(obj, held: dict) -> Placement:
+    """What places an object as authored (see `authored`)."""
+    pose = authored(obj, held)
+    return placement(obj) if pose is None else pose.placement()
 
 
 def exact_matrix(matrix):

@@ -6,10 +6,12 @@ from .. import blender_compat as compat
 
 IMPORT_OPERATOR = "import_scene.mjcf"  # operators/io.py
 EXPORT_OPERATOR = "export_scene.mjcf"
+TRAJECTORY_OPERATOR = "mujoco.import_trajectory"  # operators/timeline.py
 
 
 def import_menu(self, _context):
     self.layout.operator(IMPORT_OPERATOR, text="MuJoCo (.xml, .urdf)")
+    self.layout.operator(TRAJECTORY_OPERATOR, text="MuJoCo Trajectory (.npz, .csv)")
 
 
 def export_menu(self, _context):

@@ -36,6 +36,10 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         name="Step Limit", default=DEFAULTS.step_limit, min=1, max=2**31 - 1,
         description="The most MuJoCo steps one Simulate Duration or Step may run (a tiny timestep "
                     "times a long duration can ask for more than a lifetime of stepping)")
+    recording_megabytes: IntProperty(
+        name="Recording Memory", default=DEFAULTS.recording_megabytes, min=1, max=1 << 20, subtype="NONE",
+        description="At most this many megabytes of frames one recording while playing keeps (full "
+                    "states, sensors and poses); it ends there, keeping what it has")
     load_memory_gigabytes: FloatProperty(
         name="Load Memory Limit", default=DEFAULTS.load_memory_gigabytes, min=0.0, max=65536.0,
         description="Gigabytes MuJoCo may use to read and compile a model at import; a model "
@@ -54,6 +58,7 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         col.prop(self, "history_seconds")
         col.prop(self, "history_megabytes")
         col.prop(self, "step_limit")
+        col.prop(self, "recording_megabytes")
         col = layout.column(heading="Import")
         col.prop(self, "load_memory_gigabytes")
         col.prop(self, "load_seconds")

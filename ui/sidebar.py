@@ -13,6 +13,7 @@ import mujoco
 from ..components.schema import KINDS
 from ..live import scene_session
 from ..authoring import validation
+from ..sync import timeline
 
 MAX_ROWS = 64
 
@@ -261,8 +262,47 @@ class MJBLEND_PT_keyframes(_SidebarPanel, bpy.types.Panel):
                              context.scene.mujoco_simulation, "active_key", rows=3)
 
 
+class MJBLEND_PT_timeline(_SidebarPanel, bpy.types.Panel):
+    """Bake the simulation into the timeline, record while playing, import a trajectory."""
+
+    bl_idname = "MJBLEND_PT_timeline"
+    bl_label = "Timeline"
+
+    def draw(self, context):
+        layout = self.layout
+        scene = context.scene
+        bake = scene.mujoco_bake
+        box = layout.box()
+        if timeline.is_baked(scene):
+            seconds = (bake.frame_end - bake.frame_start) / bake.fps if bake.fps else 0.0
+            box.label(text=f"Baked: frames {bake.frame_start}-{bake.frame_end}", icon="KEYTYPE_KEYFRAME_VEC")
+            box.label(text=f"{seconds:.3f} s at {bake.fps:g} fps, {bake.source}")
+            if round(bake.fps, 6) != round(scene.render.fps / scene.render.fps_base, 6):
+                box.label(text="The scene's frame rate changed since: bake again", icon="ERROR")
+        else:
+            box.label(text="Nothing baked", icon="KEYTYPE_BREAKDOWN_VEC")
+        col = layout.column(align=True)
+        row = col.row(align=True)
+        row.prop(scene, "frame_start", text="Start")
+        row.prop(scene, "frame_end", text="End")
+        col.operator("mujoco.bake", icon="REC")
+        row = layout.row(align=True)
+        running = _running(context)
+        if running is not None and running.recorder is not None:
+            row.operator("mujoco.record_keep", icon="CHECKMARK")
+            layout.label(text=f"Recording: {running.recorder.count:,} frames from frame "
+                              f"{running.recorder.frame_start}", icon="RADIOBUT_ON")
+        else:
+            row.operator("mujoco.record_start", text="Record While Simulating", icon="RADIOBUT_ON")
+        row = layout.row(align=True)
+        row.operator("mujoco.clear_bake", icon="X")
+        row.operator("mujoco.save_recording", text="Save", icon="EXPORT")
+        layout.operator("mujoco.import_trajectory", text="Import Trajectory", icon="IMPORT")
+
+
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
-           MJBLEND_PT_overrides, MJBLEND_PT_model, MJBLEND_UL_keyframes, MJBLEND_PT_keyframes)
+           MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_model, MJBLEND_UL_keyframes,
+           MJBLEND_PT_keyframes)
 
 
 def register():

@@ -88,6 +88,7 @@ CLAIMS = {
     "NODE_TREE_INTERFACE": lambda: has_property(bpy.types.NodeTree, "interface"),
     "SURFACE_RENDER_METHOD": lambda: has_property(bpy.types.Material, "surface_render_method"),
     "HAS_TRANSPARENT_SHADOW": lambda: has_property(bpy.types.Material, "use_transparent_shadow"),
+    "SLOTTED_ACTIONS": lambda: has_property(bpy.types.Action, "slots"),
     "FILE_HANDLER": lambda: hasattr(bpy.types, "FileHandler"),
     "LAYOUT_PANEL": lambda: "panel" in bpy.types.UILayout.bl_rna.functions,
     "EVENT_PRESS_POSITION": lambda: has_property(bpy.types.Event, "mouse_prev_press_x"),

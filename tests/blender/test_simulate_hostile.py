@@ -172,12 +172,13 @@ def modal_simulate(running, duration):
     """mujoco.simulate's modal() state after its invoke (tier 2 has no window: the GUI
     tier runs the real invoke): the Step sent, reports and progress collected."""
     command = running.start_steps(running.steps_for(duration))
-    op = SimpleNamespace(_live=running, _count=command.count, _cancelled=False, _playing=running.playing,
+    op = SimpleNamespace(_live=running, _count=command.count, cancelled=False, _playing=running.playing,
                          duration=duration, reports=[], statuses=[])
     op._seq = running.runner.send(command)
     op.report = lambda kind, text: op.reports.append((kind.pop(), text))
-    op._status = lambda _context, done: op.statuses.append(done)
-    op._end = lambda _context: op.statuses.append("end")
+    op._status = lambda _context, _shot, done: op.statuses.append(done)
+    op.end_wait = lambda _context: op.statuses.append("end")
+    op.finished = lambda *args: MUJOCO_OT_simulate.finished(op, *args)
     op._done = lambda *args: MUJOCO_OT_simulate._done(op, *args)
     return op
 

@@ -42,9 +42,9 @@ def instrument(events):
             events["modal"].append([time.perf_counter(), kind, sorted(result)])
         return result
 
-    def recorded_status(self, context, done):
+    def recorded_status(self, context, shot, done):
         events["status"].append([time.perf_counter(), done])
-        status(self, context, done)
+        status(self, context, shot, done)
     def recorded_cancel(self, context):
         events["cancel"].append(time.perf_counter())
         cancel(self, context)
