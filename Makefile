@@ -21,7 +21,8 @@ gui-deps: venv
 	@test -f $(GUI_STAMP) -a $(GUI_STAMP) -nt requirements-dev.txt -a $(GUI_STAMP) -nt tools/install_gui_deps.sh \
 		|| { tools/install_gui_deps.sh && touch $(GUI_STAMP); }
 
-# The main job: import a model, simulate it, save demo.blend, render demo.png.
+# The main job: import a model, simulate it, render demo.png, bake 3 s and render
+# demo.mp4, save demo.blend (with the bake).
 demo: venv
 	$(PY) tools/demo.py
 
@@ -62,4 +63,4 @@ schema: venv
 	$(PY) tools/gen_schema.py
 
 clean:
-	rm -rf dist wheels .pytest_cache demo.blend demo.png
+	rm -rf dist wheels .pytest_cache demo.blend demo.png demo.mp4
