@@ -167,13 +167,14 @@ def _animate(id_block, name: str, channels, frame_numbers):
     per frame; Blender's auto-clamped Bezier between keys (through every key exactly)."""
     action = bpy.data.actions.new(name)
     animation = id_block.animation_data or id_block.animation_data_create()
+    id_type = "KEY" if isinstance(id_block, bpy.types.Key) else "OBJECT"  # (ID.id_type: not in 3.4)
     if SLOTTED_ACTIONS:
-        slot = action.slots.new(id_type=id_block.id_type, name=id_block.name)
+        slot = action.slots.new(id_type=id_type, name=id_block.name)
         animation.action = action
         animation.action_slot = slot
         fcurves = action.layers.new("Layer").strips.new(type="KEYFRAME").channelbags.new(slot).fcurves
     else:
-        action.id_root = id_block.id_type
+        action.id_root = id_type
         animation.action = action
         fcurves = action.fcurves
     co = np.empty((len(frame_numbers), 2), dtype=np.float32)

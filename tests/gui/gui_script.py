@@ -61,6 +61,17 @@ def view3d():
     return window, area, region
 
 
+def cheap_viewport(area) -> None:
+    """Blender draws with software OpenGL here (llvmpipe under Xvfb), ~0.3 s a frame of
+    the default viewport on two busy cores whatever MJBlend does (slow_model.py):
+    no anti-aliasing, flat light, no outline, cavity, shadows or overlays."""
+    bpy.context.preferences.system.viewport_aa = "OFF"
+    shading = area.spaces.active.shading
+    shading.light = "FLAT"
+    shading.show_object_outline = shading.show_cavity = shading.show_shadows = False
+    area.spaces.active.overlay.show_overlays = False
+
+
 def run_steps(steps):
     """Enable MJBlend, then run the generator function `steps` on Blender's timers."""
     state = {}

@@ -19,7 +19,7 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_mouse import blender_window, region_xy  # noqa: E402
-from gui_script import ADDON, finish, physics_parked, report, run_steps, view3d  # noqa: E402
+from gui_script import ADDON, cheap_viewport, finish, physics_parked, report, run_steps, view3d  # noqa: E402
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "desk_toys.xml")
 DURATION = 2000.0  # seconds: 1,000,000 steps of 2 ms
@@ -49,17 +49,6 @@ def instrument(events):
         events["cancel"].append(time.perf_counter())
         cancel(self, context)
     simulate.modal, simulate._status, simulate.cancel = recorded_modal, recorded_status, recorded_cancel
-
-
-def cheap_viewport(area) -> None:
-    """Blender draws with software OpenGL here (llvmpipe under Xvfb), ~0.3 s a frame of
-    the default viewport on two busy cores whatever MJBlend does (slow_model.py):
-    no anti-aliasing, flat light, no outline, cavity, shadows or overlays."""
-    bpy.context.preferences.system.viewport_aa = "OFF"
-    shading = area.spaces.active.shading
-    shading.light = "FLAT"
-    shading.show_object_outline = shading.show_cavity = shading.show_shadows = False
-    area.spaces.active.overlay.show_overlays = False
 
 
 def steps():

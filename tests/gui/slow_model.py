@@ -28,7 +28,7 @@ from mathutils import Quaternion
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_mouse import blender_window, region_xy  # noqa: E402
-from gui_script import ADDON, report, run_steps, view3d  # noqa: E402
+from gui_script import ADDON, cheap_viewport, report, run_steps, view3d  # noqa: E402
 
 SIDE, LAYERS = 3, 3  # boxes per row and column, layers: 27 free bodies
 TIMESTEP = 0.0005
@@ -113,17 +113,6 @@ def click(x, y):
 def first_after(times, start):
     later = [t for t in times if t >= start]
     return later[0] - start if later else None
-
-
-def cheap_viewport(area) -> None:
-    """Blender draws with software OpenGL here (llvmpipe under Xvfb): a frame of the
-    default viewport costs ~0.3 s on two busy cores, whatever MJBlend does. No
-    anti-aliasing, flat light, no outline, cavity, shadows or overlays: ~0.15 s."""
-    bpy.context.preferences.system.viewport_aa = "OFF"
-    shading = area.spaces.active.shading
-    shading.light = "FLAT"
-    shading.show_object_outline = shading.show_cavity = shading.show_shadows = False
-    area.spaces.active.overlay.show_overlays = False
 
 
 def frame_seconds(window) -> float:
