@@ -19,15 +19,15 @@ from .reporting import run_reporting
 from .runner_wait import RunnerWait, redraw
 
 
-def _start(operator, context):
+def start_simulation(operator, context):
     """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
     try:
         return scene_session.ensure(context.scene)
     except scene_session.SimulationError as error:
-        return _refuse(operator, context, error)
+        return refuse(operator, context, error)
 
 
-def _refuse(operator, context, error):
+def refuse(operator, context, error):
     """A SimulationError reported (its objects selected); None."""
     operator.report({"ERROR"}, str(error))
     for obj in error.objects:
@@ -49,7 +49,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
     _timer = None
 
     def invoke(self, context, _event):
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None or not _play(self, context, running):
             return {"CANCELLED"}
         if running.modal_running:  # a paused simulation resumes on its own timer
@@ -87,7 +87,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
     def execute(self, context):
         # No window timer here (scripts, --background): compile and mark as playing;
         # `mujoco.simulate` advances time.
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None or not _play(self, context, running):
             return {"CANCELLED"}
         return {"FINISHED"}
@@ -98,7 +98,7 @@ def _play(operator, context, running) -> bool:
     try:
         running.play()
     except scene_session.SimulationError as error:
-        _refuse(operator, context, error)
+        refuse(operator, context, error)
         return False
     return True
 
@@ -131,14 +131,14 @@ class MUJOCO_OT_step(bpy.types.Operator):
     count: IntProperty(name="Steps", default=1, min=1, description="Number of MuJoCo steps")
 
     def execute(self, context):
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None:
             return {"CANCELLED"}
         try:
             running.take_edits(context.selected_objects)
             running.step(self.count)
         except scene_session.SimulationError as error:  # refused, or it ended itself
-            _refuse(self, context, error)
+            refuse(self, context, error)
             redraw(context)
             return {"CANCELLED"}
         _report_divergence(self, running)
@@ -181,7 +181,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
                                       "-2: the scene's keyframe setting")
 
     def execute(self, context):
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None:
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
@@ -227,7 +227,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
 
     def execute(self, context):
         """All steps now, waited for (scripts, --background: deterministic)."""
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None:
             return {"CANCELLED"}
         try:
@@ -235,7 +235,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             playing = running.playing
             steps = running.simulate(self.duration)
         except scene_session.SimulationError as error:  # refused, or it ended itself
-            _refuse(self, context, error)
+            refuse(self, context, error)
             return {"CANCELLED"}
         self._done(running, playing, steps)
         return {"FINISHED"}
@@ -243,7 +243,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
     def invoke(self, context, _event):
         """In a window with a physics thread: the steps run there while Blender stays
         responsive (modal); otherwise as `execute`."""
-        running = _start(self, context)
+        running = start_simulation(self, context)
         if running is None:
             return {"CANCELLED"}
         if not running.runner.threaded or context.window is None:
@@ -252,7 +252,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             running.take_edits(context.selected_objects)
             command = running.start_steps(running.steps_for(self.duration))
         except scene_session.SimulationError as error:
-            _refuse(self, context, error)
+            refuse(self, context, error)
             return {"CANCELLED"}
         self._playing = running.playing
         return self.wait_for(context, running, running.runner.send(command), command.count)

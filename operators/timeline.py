@@ -20,7 +20,7 @@ from ..live import scene_session
 from ..sync import timeline
 from .reporting import UNDOABLE
 from .runner_wait import RunnerWait, redraw
-from .simulate import _refuse, _start
+from .simulate import refuse, start_simulation
 
 
 def scene_fps(scene) -> float:
@@ -92,7 +92,7 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
 
     def _begin(self, context):
         """(live simulation, command sequence number, recorder), or None (reported)."""
-        live = _start(self, context)
+        live = start_simulation(self, context)
         if live is None:
             return None
         try:
@@ -104,7 +104,7 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
                           "qpos0" if self.start == "KEYFRAME" else f"t = {live.latest.time:.4f} s")
             seq, recorder = live.start_bake(end - start + 1, fps, start)
         except (scene_session.SimulationError, ValueError) as error:
-            _refuse(self, context, error if isinstance(error, scene_session.SimulationError)
+            refuse(self, context, error if isinstance(error, scene_session.SimulationError)
                     else scene_session.SimulationError(str(error)))
             return None
         return live, seq, recorder
@@ -181,7 +181,7 @@ class MUJOCO_OT_record_start(bpy.types.Operator):
         return live is None or live.recorder is None
 
     def execute(self, context):
-        live = _start(self, context)
+        live = start_simulation(self, context)
         if live is None:
             return {"CANCELLED"}
         scene = context.scene
@@ -213,7 +213,7 @@ def _compiled(operator, context):
     """The scene's simulation (compiled now if none runs; ended again after, unless
     the body handed it on with `keep`); None (reported) if it cannot compile."""
     made = scene_session.get(context.scene) is None
-    live = _start(operator, context)
+    live = start_simulation(operator, context)
     try:
         yield live
     finally:

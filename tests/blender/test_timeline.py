@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 from addon_loader import ROOT
-from helpers import CORPUS, corpus_params, needs_corpus
+from helpers import CORPUS, corpus_params, load_tool, needs_corpus
 
 from mjblend.engine import trajectory
 from mjblend.engine.recording import STATE, state_slices, steps_at
@@ -360,11 +360,7 @@ def test_flex_and_skin_replay_mujocos_vertices(clean_scene, relative, kind):
 def test_render_animation_writes_the_baked_frames(desk, tmp_path):
     """Render Animation in the bpy module: one picture per frame, and they differ (the
     bodies move), with motion blur on."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("render_docs", os.path.join(ROOT, "tools", "render_docs.py"))
-    render_docs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(render_docs)
+    render_docs = load_tool("render_docs")
     scene = desk
     bpy.ops.mujoco.bake(start="KEYFRAME", keyframe=-1, frame_start=1, duration=0.5)
     root = next(o for o in scene.objects if o.mujoco.kind == "MODEL")
