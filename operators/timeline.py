@@ -64,8 +64,8 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
 
     start: EnumProperty(
         name="From", default="CURRENT",
-        items=(("CURRENT", "Current State", "The simulation's state now: a running simulation's, else "
-                "the current frame's baked state, else the scene's keyframe setting"),
+        items=(("CURRENT", "Current State", "The simulation's state now: a running simulation's (paused "
+                "or playing), else the scene's Keyframe setting"),
                ("KEYFRAME", "Keyframe", "A keyframe (Keyframe), or the reference pose qpos0 (-1)")),
         description="The state the bake starts from (at its first frame)")
     keyframe: IntProperty(name="Keyframe", default=-1, min=-1,
@@ -92,6 +92,7 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
 
     def _begin(self, context):
         """(live simulation, command sequence number, recorder), or None (reported)."""
+        made = scene_session.get(context.scene) is None
         live = start_simulation(self, context)
         if live is None:
             return None
@@ -100,6 +101,8 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
             live.take_edits(context.selected_objects)
             if self.start == "KEYFRAME":
                 live.reset(self.keyframe)
+            elif made:  # (a new simulation on a baked scene starts from the frame shown: a
+                live.reset()  # re-bake starts where the scene's keyframe says, as the first did)
             self._from = (f"keyframe {self.keyframe}" if self.start == "KEYFRAME" and self.keyframe >= 0 else
                           "qpos0" if self.start == "KEYFRAME" else f"t = {live.latest.time:.4f} s")
             seq, recorder = live.start_bake(end - start + 1, fps, start)

@@ -375,3 +375,20 @@ def test_render_animation_writes_the_baked_frames(desk, tmp_path):
     assert written == ["frame_0001.png", "frame_0007.png", "frame_0013.png"]
     pictures = [render_docs.load_pixels(str(tmp_path / name)) for name in written]
     assert not np.array_equal(pictures[0], pictures[2])
+
+
+def test_a_rebake_after_an_edit_starts_where_the_first_did(desk):
+    """Not from the baked frame shown: a simulation started by the bake itself resets."""
+    scene = desk
+    bpy.ops.mujoco.bake(frame_start=1, duration=0.5)
+    first = timeline.recorded(scene).qpos[0].copy()
+    scene.frame_set(10)
+    bpy.ops.mujoco.bake(frame_start=1, duration=0.5)
+    assert np.array_equal(timeline.recorded(scene).qpos[0], first)
+    # a running simulation's state is the current state
+    scene.frame_set(1)
+    live = scene_session.ensure(scene)
+    live.simulate(0.1)
+    now = live.latest.qpos.copy()
+    bpy.ops.mujoco.bake(frame_start=1, duration=0.5)
+    assert np.array_equal(timeline.recorded(scene).qpos[0], now)
