@@ -191,7 +191,17 @@ def float32_locals_frames(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarr
     world_pos, world_quat = np.zeros((frames, count, 3)), np.zeros((frames, count, 4))
     world_quat[:, 0, 0] = 1.0
     local_pos, local_quat = np.zeros((frames, count, 3)), np.zeros((frames, count, 4))
-    for level in levels:
+    last = len(levels) - 1
+    for depth, level in enumerate(levels):
+        if not parents[level].any():  # children of the world (a level of free bodies): local is world
+            pos, quat = xpos[:, level].reshape(-1, 3), xquat[:, level].reshape(-1, 4)
+            local_pos[:, level], local_quat[:, level] = xpos[:, level], xquat[:, level]
+            if depth < last:  # (what Blender will hold, for the level below)
+                quat32 = quat.astype(np.float32).astype(np.float64)
+                quat32 /= np.linalg.norm(quat32, axis=1)[:, None]
+                world_pos[:, level] = pos.astype(np.float32).astype(np.float64).reshape(frames, -1, 3)
+                world_quat[:, level] = quat32.reshape(frames, -1, 4)
+            continue
         rows = frames * len(level)
         parent_pos = world_pos[:, parents[level]].reshape(rows, 3)
         parent_quat = world_quat[:, parents[level]].reshape(rows, 4)
@@ -199,6 +209,8 @@ def float32_locals_frames(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarr
         quat = quat_multiply(back, xquat[:, level].reshape(rows, 4))
         pos = rotate(back, xpos[:, level].reshape(rows, 3) - parent_pos)
         local_pos[:, level], local_quat[:, level] = pos.reshape(frames, -1, 3), quat.reshape(frames, -1, 4)
+        if depth == last:
+            break  # (nothing reads the last level's world poses)
         pos32 = pos.astype(np.float32).astype(np.float64)
         quat32 = quat.astype(np.float32).astype(np.float64)
         quat32 /= np.linalg.norm(quat32, axis=1)[:, None]

@@ -164,8 +164,16 @@ class Recorder:
                             "it ended there")
 
     def recording(self) -> Recording:
-        """What was recorded (copies trimmed to the frames captured)."""
+        """What was recorded (trimmed to the frames captured; a full fixed-size recorder
+        hands over its arrays: the recorder then holds none)."""
         n, arrays = self.count, self._arrays
+        if n == len(arrays["time"]):
+            self._arrays = self._allocate(0)
+            return Recording(fps=self.fps, frame_start=self.frame_start, time=arrays["time"],
+                             state=arrays["state"], sensordata=arrays["sensordata"], xpos=arrays["xpos"],
+                             xquat=arrays["xquat"], flexvert_xpos=arrays["flexvert_xpos"],
+                             skin_vertices=tuple(arrays["skins"]), slices=state_slices(self.model),
+                             message=self.message)
         return Recording(fps=self.fps, frame_start=self.frame_start, time=arrays["time"][:n].copy(),
                          state=arrays["state"][:n].copy(), sensordata=arrays["sensordata"][:n].copy(),
                          xpos=arrays["xpos"][:n].copy(), xquat=arrays["xquat"][:n].copy(),
