@@ -81,20 +81,6 @@ class StopRecording:
 
 
 @dataclass(frozen=True)
-class LoadState:
-    """Put a full state (an mj_getState(mjSTATE_INTEGRATION) row, e.g. a baked frame's)
-    into the simulation, paused; it continues from there exactly."""
-
-    state: np.ndarray = field(repr=False)
-
-    def apply(self, runner) -> None:
-        runner.clear_message()
-        runner.session.pause()
-        runner.session.load_state(self.state)
-        runner.record()
-
-
-@dataclass(frozen=True)
 class Reset:
     """Back to qpos0 (keyframe -1), a keyframe, or (None) the current keyframe."""
 

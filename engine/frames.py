@@ -163,23 +163,8 @@ def float32_locals(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,
     by body, wide ones (a thousand free bodies: 1 level) level by level."""
     if len(xpos) < SCALAR_BODIES_PER_LEVEL * max(1, len(levels)):
         return _float32_locals_scalar(xpos, xquat, parents)
-    count = len(xpos)
-    world_pos, world_quat = np.zeros((count, 3)), np.zeros((count, 4))
-    world_quat[0, 0] = 1.0
-    local_pos, local_quat = np.zeros((count, 3)), np.zeros((count, 4))
-    for level in levels:
-        parent_pos, parent_quat = world_pos[parents[level]], world_quat[parents[level]]
-        back = parent_quat * _CONJ
-        quat = quat_multiply(back, xquat[level])
-        pos = rotate(back, xpos[level] - parent_pos)
-        local_pos[level], local_quat[level] = pos, quat
-        # what Blender will hold and compose
-        pos32 = pos.astype(np.float32).astype(np.float64)
-        quat32 = quat.astype(np.float32).astype(np.float64)
-        quat32 /= np.linalg.norm(quat32, axis=1)[:, None]
-        world_quat[level] = quat_multiply(parent_quat, quat32)
-        world_pos[level] = parent_pos + rotate(parent_quat, pos32)
-    return local_pos, local_quat
+    local_pos, local_quat = float32_locals_frames(xpos[None], xquat[None], parents, levels)
+    return local_pos[0], local_quat[0]
 
 
 def float32_locals_frames(xpos: np.ndarray, xquat: np.ndarray, parents: np.ndarray,

@@ -80,10 +80,21 @@ def baked(obj) -> Transform | None:
     record = action.get(BAKE) if action is not None else None
     if record is None or "authored" not in record:
         return None
-    kept = record["authored"]
-    return Transform(tuple(kept["location"]), tuple(kept["rotation_quaternion"]),
-                     tuple(kept["rotation_euler"]), kept["rotation_mode"], obj.scale[:],
-                     exact_matrix(obj.matrix_parent_inverse), tuple(kept["rotation_axis_angle"]))
+    return from_record(obj, record["authored"])
+
+
+KEPT = ("location", "rotation_quaternion", "rotation_euler", "rotation_mode", "rotation_axis_angle")
+
+
+def to_record(kept: Transform) -> dict:
+    """The parts of a transform a bake animates or changes, as ID property values."""
+    return {name: getattr(kept, name) for name in KEPT}
+
+
+def from_record(obj, record) -> Transform:
+    """`obj`'s transform with the parts `to_record` kept (scale and parent inverse: its own)."""
+    return transform(obj)._replace(**{name: record[name] if name == "rotation_mode" else tuple(record[name])
+                                      for name in KEPT})
 
 
 def authored(obj, held: dict) -> Transform | None:

@@ -33,7 +33,7 @@ from ..blender_compat import SLOTTED_ACTIONS
 from ..components.stored_keys import BAKE, RECORDING
 from ..engine import frames as mjframes
 from ..engine.recording import STATE, Recording
-from ..scene.transforms import transform
+from ..scene.transforms import from_record, to_record, transform
 from .objects import put_transform
 
 
@@ -144,7 +144,7 @@ def _key_transform(scene, obj, frame_numbers, pos, quat) -> None:
     animation = obj.animation_data
     record = {"scene": scene, "object": obj, "made_animation_data": animation is None,
               "previous": animation.action if animation is not None and animation.action else None,
-              "authored": _authored(obj)}
+              "authored": to_record(transform(obj))}
     if record["previous"] is None:
         del record["previous"]  # (an ID property cannot hold None)
     obj.rotation_mode = "QUATERNION"
@@ -153,13 +153,6 @@ def _key_transform(scene, obj, frame_numbers, pos, quat) -> None:
     channels += [("rotation_quaternion", i, quat[:, i]) for i in range(4)]
     action = _animate(obj, f"{obj.name} (MuJoCo bake)", channels, frame_numbers)
     action[BAKE] = record
-
-
-def _authored(obj) -> dict:
-    kept = transform(obj)
-    return {"location": kept.location, "rotation_quaternion": kept.rotation_quaternion,
-            "rotation_euler": kept.rotation_euler, "rotation_mode": kept.rotation_mode,
-            "rotation_axis_angle": kept.rotation_axis_angle}
 
 
 def _animate(id_block, name: str, channels, frame_numbers):
@@ -313,11 +306,7 @@ def _unkey_object(obj, action, record) -> None:
             obj.animation_data_clear()
         else:
             animation.action = record.get("previous")
-    kept = record["authored"]
-    put_transform(obj, transform(obj)._replace(
-        location=tuple(kept["location"]), rotation_quaternion=tuple(kept["rotation_quaternion"]),
-        rotation_euler=tuple(kept["rotation_euler"]), rotation_mode=kept["rotation_mode"],
-        rotation_axis_angle=tuple(kept["rotation_axis_angle"])))
+    put_transform(obj, from_record(obj, record["authored"]))
 
 
 CLASSES = (MJBLEND_PG_bake,)
