@@ -188,6 +188,77 @@ class SetMocap:
 
 
 @dataclass(frozen=True)
+class SetControls:
+    """Controls as a client sends them: `values` into ctrl[`index`] (None: all), unclamped."""
+
+    values: np.ndarray = field(repr=False)
+    index: Any = None
+
+    def apply(self, runner) -> None:
+        runner.session.set_controls(self.values, self.index)
+
+
+@dataclass(frozen=True)
+class DirectStep:
+    """A client's step: pause, set the controls (SetControls' `values` / `index`) and
+    one-shot wrenches on `bodies` (ids; (n, 6) `wrenches`), run exactly `count` steps
+    (recorded, like Step), then clear those wrenches again."""
+
+    count: int
+    values: Any = field(default=None, repr=False)
+    index: Any = None
+    bodies: tuple = ()
+    wrenches: Any = field(default=None, repr=False)
+
+    def apply(self, runner) -> None:
+        runner.clear_message()
+        session = runner.session
+        session.pause()
+        if self.values is not None:
+            session.set_controls(self.values, self.index)
+        bodies = list(self.bodies)
+        if bodies:
+            session.apply_wrenches(bodies, self.wrenches)
+        try:
+            runner.run_steps(self.count)
+        finally:
+            if bodies:
+                session.clear_wrenches(bodies)
+
+
+@dataclass(frozen=True)
+class PushState:
+    """A state from a client's own simulation (puppet): written, mj_forward, nothing
+    integrated; `result["perturbation"]` is then what the mouse spring pulls with
+    ((body, wrench) or None) for the client to apply."""
+
+    qpos: Any = field(default=None, repr=False)
+    qvel: Any = field(default=None, repr=False)
+    ctrl: Any = field(default=None, repr=False)
+    time: float | None = None
+    result: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def apply(self, runner) -> None:
+        session = runner.session
+        session.pause()
+        session.push_state(self.qpos, self.qvel, self.ctrl, self.time)
+        self.result["perturbation"] = session.perturbation()
+        runner.record()
+
+
+@dataclass(frozen=True)
+class SetQpos:
+    """qpos[`index`] = `values` (a client's joint positions), then mj_forward."""
+
+    index: Any
+    values: Any = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.session.set_qpos(self.index, self.values)
+        runner.record()
+
+
+@dataclass(frozen=True)
 class Replace:
     """Continue on a recompiled model, state carried over by element (Session.replace)."""
 

@@ -68,6 +68,7 @@ class Runner:
         self._wanted_playing = session.playing
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._listeners: list = []  # called with every snapshot, on the publishing thread
         self.record()
         self._publish()
 
@@ -103,6 +104,30 @@ class Runner:
         if not self.threaded and self._dirty:
             self._publish()
         return self._latest
+
+    def listen(self, callback) -> None:
+        """Call `callback(snapshot)` with every snapshot published from now on, on the
+        thread that publishes it (keep it short: it holds up the physics)."""
+        self._listeners = [*self._listeners, callback]
+
+    def unlisten(self, callback) -> None:
+        self._listeners = [c for c in self._listeners if c is not callback]
+
+    def wait_frame(self, frame: int, timeout: float | None = None) -> snapshots.Snapshot | None:
+        """Block until a snapshot with a frame id >= `frame` is published (threaded)
+        and return the newest; None on timeout or once the runner has stopped."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        with self._published:
+            while self._latest is None or self._latest.frame < frame:
+                if self.threaded and not self.alive:
+                    return None
+                left = None if deadline is None else deadline - time.perf_counter()
+                if left is not None and left <= 0:
+                    return None
+                if not self.threaded:
+                    return None  # (inline, nothing publishes while we wait)
+                self._published.wait(0.05 if left is None else min(left, 0.05))
+            return self._latest
 
     @property
     def playing(self) -> bool:
@@ -260,6 +285,8 @@ class Runner:
         with self._published:
             self._latest = shot
             self._published.notify_all()
+        for listener in self._listeners:
+            listener(shot)
         self._dirty = False
         self._published_at = self.clock()
 

@@ -313,6 +313,57 @@ class Session:
         self.data.mocap_pos[index] = pos
         self.data.mocap_quat[index] = quat
 
+    # ------------------------------------------ what a network client does
+    # (bridge/: a client drives the simulation; these write MjData exactly as
+    # asked, with no clamping, so the client's own mj_step would match)
+
+    def set_controls(self, ctrl, index=None) -> None:
+        """data.ctrl[index] = ctrl (index None: the whole vector), as given: MuJoCo
+        clamps to ctrlrange itself when it steps (unless the model disables it)."""
+        if index is None:
+            self.data.ctrl[:] = ctrl
+        else:
+            self.data.ctrl[index] = ctrl
+
+    def apply_wrenches(self, bodies, wrenches) -> None:
+        """xfrc_applied of `bodies` (ids) = `wrenches` (n, 6: force, torque in world)."""
+        self.data.xfrc_applied[bodies] = wrenches
+
+    def clear_wrenches(self, bodies) -> None:
+        self.data.xfrc_applied[bodies] = 0
+
+    def push_state(self, qpos=None, qvel=None, ctrl=None, time=None) -> None:
+        """A state computed elsewhere (a client's own simulation): written as given,
+        then mj_forward (no integration) so poses and sensors are of it."""
+        data = self.data
+        if qpos is not None:
+            data.qpos[:] = qpos
+        if qvel is not None:
+            data.qvel[:] = qvel
+        if ctrl is not None:
+            data.ctrl[:] = ctrl
+        if time is not None:
+            data.time = time
+        mujoco.mj_forward(self.model, data)
+
+    def set_qpos(self, index, values) -> None:
+        """qpos[index] = values (a client's joint positions), velocities kept, then
+        mj_forward."""
+        self.data.qpos[index] = values
+        mujoco.mj_forward(self.model, self.data)
+
+    def perturbation(self):
+        """(body id, 6-vector force + torque in world) the mouse spring would apply to
+        the state now, or None without one; MjData is left as it was."""
+        if self.grab is None:
+            return None
+        body = self.grab.body
+        kept = self.data.xfrc_applied[body].copy()
+        self.grab.apply(self.model, self.data)
+        wrench = self.data.xfrc_applied[body].copy()
+        self.data.xfrc_applied[body] = kept
+        return body, wrench
+
     def drag(self, target=None, axis=None, angle: float = 0.0) -> None:
         """Move the grabbed body's spring target (and / or turn it); paused, the
         body itself moves there (mjv_applyPerturbPose)."""

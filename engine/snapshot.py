@@ -8,6 +8,7 @@ they like. Its arrays are copies, marked read-only.
 Times: `time` is the state's time. Poses (`xpos`, `xquat`, geom poses, flex and
 skin vertices) are the kinematics of that state (`Session.kinematics`); `qpos`,
 `qvel`, `act`, `ctrl`, `mocap_*` are the state itself; `sensordata` and
+`actuator_force` and
 `contacts` are what the last `mj_step` computed, of the state one step earlier
 (MuJoCo's own convention: recomputing them would cost a whole `mj_forward`).
 """
@@ -68,6 +69,7 @@ class Snapshot:
     qvel: np.ndarray
     act: np.ndarray
     ctrl: np.ndarray
+    actuator_force: np.ndarray  # (nu,) of the last step, like sensordata
     mocap_pos: np.ndarray
     mocap_quat: np.ndarray
     sensordata: np.ndarray
@@ -108,6 +110,7 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         geom_xpos=_frozen(data.geom_xpos), geom_xmat=_frozen(data.geom_xmat),
         flexvert_xpos=_frozen(data.flexvert_xpos), skin_vertices=skins,
         qpos=_frozen(data.qpos), qvel=_frozen(data.qvel), act=_frozen(data.act), ctrl=_frozen(data.ctrl),
+        actuator_force=_frozen(data.actuator_force),
         mocap_pos=_frozen(data.mocap_pos), mocap_quat=_frozen(data.mocap_quat),
         sensordata=_frozen(data.sensordata), contacts=contacts,
         warnings=tuple(session.warnings()), message=message[1], message_id=message[0],

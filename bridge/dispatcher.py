@@ -1,0 +1,781 @@
+"""URLab's wire protocol: one request map in, one reply map out.
+
+The dispatcher holds the protocol (sessions, step modes, the op catalogue) and
+drives the simulation only through its runner: ops send engine commands and
+wait for the snapshot after them; replies are built from snapshots
+(bridge/observations.py). It never touches MjData itself. Every transport calls
+`handle_frame` under one lock, so requests are served one at a time in arrival
+order whatever transport they came by.
+
+The host (bridge/host.py) says what is served: the runner of the simulation
+now, the prefixes of the scene's model roots, where recordings go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+
+import mujoco
+import numpy as np
+
+from ..engine import commands, trajectory
+from ..engine.recording import Recorder
+from . import fields, observations
+from .entities import OBJ, scene_entities
+from .wire import JSON, MSGPACK, ProtocolError, decode, encode, error
+
+PROTOCOL_VERSION = "mjblend-urlab/1"
+MAX_SESSIONS = 32  # sessions kept; an older id is stale (session_expired)
+STEP_TIMEOUT = 5.0  # seconds a step may take before `step_timeout` (URLab's)
+MAX_STEPS = 1_000_000  # one request's n_steps
+
+# Step modes in both of URLab's vocabularies: the docs' (live / direct / puppet)
+# and its newest client's (freerun / stepped / statepushed). Internally the first.
+MODES = {"live": "live", "direct": "direct", "puppet": "puppet",
+         "freerun": "live", "stepped": "direct", "statepushed": "puppet"}
+NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
+
+# URLab ops MJBlend does not serve (Unreal's editor, its controllers, cameras):
+# a clear error instead of "unknown op".
+NOT_SERVED = {
+    "configure_controller": "MJBlend has no controller components: send ctrl with each step",
+    "set_twist": "MJBlend has no twist controllers",
+    "set_control_source": "MJBlend takes controls from the bridge while a client steps",
+    "set_camera_streaming": "MJBlend does not stream cameras over the bridge yet",
+    "upload_model_manifest": "MJBlend serves the Blender scene; import a model in Blender instead",
+    "upload_model_chunk": "MJBlend serves the Blender scene; import a model in Blender instead",
+    "upload_model_commit": "MJBlend serves the Blender scene; import a model in Blender instead",
+    **{op: "an Unreal editor op; MJBlend serves a running simulation only" for op in (
+        "import_xml", "create_level", "load_level", "save_level", "current_level", "ensure_manager",
+        "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "destroy_asset", "set_actor_transform",
+        "duplicate_actor", "actor_hierarchy", "snapshot", "begin_pie", "stop_pie", "pie_status",
+        "list_actors", "list_blueprints", "find_actors", "get_actor_bounds", "select_actor",
+        "add_quick_convert", "remove_quick_convert", "draw_marker", "draw_line", "draw_box", "draw_arrow",
+        "draw_axes", "clear_markers", "set_overlay_text", "set_camera", "get_camera", "frame_actor",
+        "set_viewport_mode", "track_actor", "untrack", "op_status", "release_lease")},
+}
+
+SIM_OPTIONS = {  # set_sim_options field -> (mjOption attribute, width)
+    "timestep": ("timestep", 1), "gravity": ("gravity", 3), "wind": ("wind", 3), "magnetic": ("magnetic", 3),
+    "density": ("density", 1), "viscosity": ("viscosity", 1), "impratio": ("impratio", 1),
+    "tolerance": ("tolerance", 1), "ls_tolerance": ("ls_tolerance", 1),
+    "noslip_tolerance": ("noslip_tolerance", 1), "ccd_tolerance": ("ccd_tolerance", 1),
+}
+INT_OPTIONS = {"iterations": "iterations", "ls_iterations": "ls_iterations",
+               "noslip_iterations": "noslip_iterations", "ccd_iterations": "ccd_iterations",
+               "disableflags": "disableflags", "enableflags": "enableflags"}
+ENUM_OPTIONS = {
+    "integrator": ("integrator", {"euler": 0, "rk4": 1, "implicit": 2, "implicitfast": 3}),
+    "cone": ("cone", {"pyramidal": 0, "elliptic": 1}),
+    "solver": ("solver", {"pgs": 0, "cg": 1, "newton": 2}),
+}
+
+
+@dataclasses.dataclass
+class ClientSession:
+    id: str
+    encoding: str = MSGPACK
+    observations: str = "standard"
+    peer: str = ""
+
+
+@dataclasses.dataclass
+class Status:
+    """What the Bridge panel shows (read from any thread; written under the lock)."""
+
+    requests: int = 0
+    errors: int = 0
+    last_op: str = ""
+    last_error: str = ""
+    sessions: int = 0
+    mode: str = "live"
+
+
+class Op:
+    def __init__(self, handler, category="manager_required", namespace="", required=(), reply=()):
+        self.handler, self.category, self.namespace = handler, category, namespace
+        self.required, self.reply = tuple(required), tuple(reply)
+
+
+class Dispatcher:
+    def __init__(self, host, step_timeout: float = STEP_TIMEOUT):
+        self.host = host
+        self.step_timeout = step_timeout
+        self.lock = threading.Lock()
+        self.sessions: OrderedDict[str, ClientSession] = OrderedDict()
+        self.mode = "live"
+        self.status = Status()
+        self.model = None  # the model the sessions were given (a recompile expires them)
+        self.entities: list = []
+        self.recorder: Recorder | None = None
+        self.recordings: dict = {}  # name -> engine Recording (saved or loaded)
+        self.active_replay = ""
+        self._replay: threading.Thread | None = None
+        self._replay_stop = threading.Event()
+        self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
+        self.ops = self._catalogue()
+
+    # ------------------------------------------------------------------ entry
+
+    def handle_frame(self, frame: bytes | None, transport: str = "", limit: int | None = None) -> bytes:
+        """One request frame -> one reply frame. Never raises: a bad frame gets an
+        error reply in the request's own encoding (msgpack if it has none)."""
+        encoding = MSGPACK
+        with self.lock:
+            self.status.requests += 1
+            try:
+                if frame is None:
+                    raise ProtocolError("bad_request", "a request is one frame (this had several)")
+                request, encoding = decode(frame, limit) if limit else decode(frame)
+                reply, encoding = self._handle(request, encoding)
+            except ProtocolError as problem:
+                reply = self._failed(problem.code, problem.message)
+            except Exception as bug:  # noqa: BLE001 (a client never takes the server down)
+                reply = self._failed("internal_error", f"{type(bug).__name__}: {bug}")
+            try:
+                return encode(reply, encoding)
+            except (TypeError, ValueError) as bug:
+                return encode(self._failed("internal_error", f"the reply could not be encoded: {bug}"), MSGPACK)
+
+    def handle(self, request: dict) -> dict:
+        """A decoded request -> its reply map (tests and in-process callers)."""
+        with self.lock:
+            try:
+                return self._handle(request, MSGPACK)[0]
+            except ProtocolError as problem:
+                return self._failed(problem.code, problem.message)
+
+    def _failed(self, code: str, message: str) -> dict:
+        self.status.errors += 1
+        self.status.last_error = f"{code}: {message}"
+        return error(code, message)
+
+    def _handle(self, request: dict, encoding: str) -> tuple[dict, str]:
+        name = request["op"]
+        self.status.last_op = name
+        op = self.ops.get(name)
+        if op is None:
+            if name in NOT_SERVED:
+                raise ProtocolError("unsupported", f"'{name}' is not served by MJBlend: {NOT_SERVED[name]}")
+            raise ProtocolError("unknown_op", f"no op '{name}' (send 'meta' for the catalogue)")
+        session = None
+        if op.category != "no_manager":
+            session = self._session_of(request)
+            encoding = session.encoding
+        for key in op.required:
+            if request.get(key) is None:
+                raise ProtocolError("missing_field", f"'{name}' needs the field '{key}'")
+        reply = op.handler(request, session) if session is not None else op.handler(request)
+        if name == "hello":
+            encoding = self.sessions[reply["session_id"]].encoding
+        return reply, encoding
+
+    def _session_of(self, request: dict) -> ClientSession:
+        sid = request.get("session_id")
+        if not isinstance(sid, str) or sid not in self.sessions:
+            raise ProtocolError("session_expired", "unknown or expired session_id: send 'hello' first"
+                                if sid is None else f"session {str(sid)[:40]!r} is not active: send 'hello' again")
+        runner = self._runner()
+        if runner.session.model is not self.model:
+            self.sessions.clear()
+            self.status.sessions = 0
+            raise ProtocolError("session_expired", "the scene was recompiled (the model changed): "
+                                "send 'hello' again for the new model")
+        self.sessions.move_to_end(sid)
+        return self.sessions[sid]
+
+    def _runner(self):
+        runner = self.host.runner()
+        if runner is None:
+            raise ProtocolError("not_ready", "no simulation is running (start it in Blender, or restart the bridge)")
+        return runner
+
+    # ------------------------------------------------------------- catalogue
+
+    def _catalogue(self) -> dict[str, Op]:
+        step_reply = ("op:string", "time:float", "step:int", "frame_id:int", "sim_time:map", "wall_time:map",
+                      "arts:map", "per_articulation:map", "scene:map")
+        return {
+            "hello": Op(self.op_hello, "no_manager",
+                        reply=("session_id:string", "mujoco_version:string", "mjb:bin", "entities:list")),
+            "meta": Op(self.op_meta, "no_manager", reply=("ops:list",)),
+            "shutdown": Op(self.op_shutdown, namespace="mjblend", reply=("stopping:bool",)),
+            "step": Op(self.op_step, reply=step_reply),
+            "reset": Op(self.op_reset, reply=step_reply),
+            "forward": Op(self.op_forward, reply=step_reply),
+            "get_state": Op(self.op_get_state, namespace="mjblend", reply=step_reply),
+            "set_mode": Op(self.op_set_mode, namespace="runtime", required=("mode",),
+                           reply=("previous_mode:string", "current_mode:string")),
+            "set_paused": Op(self.op_set_paused, namespace="runtime", required=("paused",),
+                             reply=("paused:bool",)),
+            "set_sim_speed": Op(self.op_set_sim_speed, namespace="runtime", required=("percent",),
+                                reply=("percent:float",)),
+            "set_qpos": Op(self.op_set_qpos, namespace="runtime", required=("qpos",), reply=("qpos:list",)),
+            "set_mocap_pose": Op(self.op_set_mocap_pose, namespace="runtime", required=("body",),
+                                 reply=("body:string", "pos:list", "quat:list")),
+            "read_mocap_pose": Op(self.op_read_mocap_pose, namespace="runtime", required=("body",),
+                                  reply=("body:string", "pos:list", "quat:list")),
+            "get_contacts": Op(self.op_get_contacts, namespace="runtime", reply=("contacts:list", "truncated:bool")),
+            "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:list",)),
+            "set_sim_options": Op(self.op_set_sim_options, namespace="runtime", required=("options",),
+                                  reply=("opt:map",)),
+            "recording_start": Op(self.op_recording_start, namespace="recording"),
+            "recording_stop": Op(self.op_recording_stop, namespace="recording",
+                                 reply=("name:string", "frame_count:int", "sim_duration_s:float")),
+            "recording_save": Op(self.op_recording_save, namespace="recording", required=("path",),
+                                 reply=("absolute_path:string",)),
+            "recording_clear": Op(self.op_recording_clear, namespace="recording"),
+            "replay_load": Op(self.op_replay_load, namespace="replay", required=("path",), reply=("name:string",)),
+            "replay_list_sessions": Op(self.op_replay_list, namespace="replay", reply=("sessions:list",)),
+            "replay_set_active": Op(self.op_replay_set_active, namespace="replay", required=("name",)),
+            "replay_start": Op(self.op_replay_start, namespace="replay",
+                               reply=("active_session:string", "total_frames:int")),
+            "replay_stop": Op(self.op_replay_stop, namespace="replay"),
+        }
+
+    # ------------------------------------------------------------- handshake
+
+    def op_hello(self, request: dict) -> dict:
+        encoding = fields.string(request, "encoding", MSGPACK)
+        if encoding not in (MSGPACK, JSON):
+            raise ProtocolError("bad_value", f"'encoding' must be 'msgpack' or 'json', not {encoding!r:.40}")
+        level = self._level(request, "standard")
+        include_assets = fields.boolean(request, "include_assets", False)
+        runner = self._runner()
+        model = runner.session.model
+        if model is not self.model:  # a new model: every older session is of another one
+            self.sessions.clear()
+            self.model = model
+            self.entities = scene_entities(model, self.host.root_prefixes())
+        session = ClientSession(uuid.uuid4().hex, encoding, level)
+        self.sessions[session.id] = session
+        while len(self.sessions) > MAX_SESSIONS:
+            self.sessions.popitem(last=False)
+        self.status.sessions = len(self.sessions)
+        buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
+        mujoco.mj_saveModel(model, None, buffer)
+        entities = [e.handshake(model) for e in self.entities]
+        reply = {
+            "op": "hello_ok", "session_id": session.id, "urlab_version": f"mjblend/{self.host.version}",
+            "server": "mjblend", "protocol": PROTOCOL_VERSION,
+            "mujoco_version": mujoco.mj_versionString(), "mujoco_version_int": int(mujoco.mj_version()),
+            "manager_present": True, "step_mode": self._word(self.mode, request),
+            "observations": level, "mjb": buffer.tobytes(), "mjb_size": int(buffer.size),
+            "entities": entities,
+            "articulations": [e for e, entity in zip(entities, self.entities, strict=True)
+                              if entity.kind == "articulation"],
+            "global_cameras": {}, "scene": self.host.name,
+        }
+        if include_assets:
+            files = self.host.compiled_files()
+            if files is None:
+                raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+            reply["mjcf_compiled"], reply["vfs_assets"] = files
+        return reply
+
+    def op_meta(self, request: dict) -> dict:
+        ops = [{"name": name, "category": op.category, "namespace": op.namespace,
+                "required_fields": list(op.required), "reply_fields": list(op.reply)}
+               for name, op in self.ops.items()]
+        return {"op": "meta_ok", "ops": ops, "modes": ["live", "direct", "puppet"],
+                "not_served": sorted(NOT_SERVED)}
+
+    def op_shutdown(self, request, session) -> dict:
+        if not self.host.remote_stop:
+            raise ProtocolError("unsupported", "this server is stopped from Blender, not by clients")
+        self.stop_requested.set()
+        return {"op": "shutdown_ok", "stopping": True}
+
+    # ------------------------------------------------------------------ step
+
+    def _level(self, request: dict, default: str) -> str:
+        level = fields.string(request, "observations", default)
+        if level not in observations.LEVELS:
+            raise ProtocolError("bad_value", f"'observations' must be one of {', '.join(observations.LEVELS)}")
+        return level
+
+    def _reply(self, op: str, shot, request: dict, session) -> dict:
+        return observations.observation(op, shot, self.entities, self._level(request, session.observations))
+
+    def _send(self, runner, command, what: str):
+        """Send `command` and return the snapshot published after it (step_timeout
+        if the runner does not get to it in time)."""
+        seq = runner.send(command)
+        if not runner.wait(seq, self.step_timeout):
+            raise ProtocolError("step_timeout", f"{what} did not finish within {self.step_timeout:g} s "
+                                "(it goes on; its reply is lost)")
+        shot = runner.latest
+        if shot.message_id and shot.message and shot.applied == seq and "not applied" in shot.message:
+            raise ProtocolError("bad_value", shot.message)
+        return shot
+
+    def _controls(self, request: dict):
+        """(values, actuator ids) of the request's per-entity ctrl / ctrl_map, or
+        (None, None) if it sends none. Checked whole before anything is applied."""
+        blocks = fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None) or {}
+        index, values, bodies, wrenches = [], [], [], []
+        by_prefix = {e.prefix: e for e in self.entities}
+        model = self.model
+        for prefix, block in blocks.items():
+            entity = by_prefix.get(prefix)
+            if entity is None:
+                raise ProtocolError("unknown_articulation", f"no entity {prefix!r} (known: "
+                                    f"{', '.join(by_prefix) or 'none'})")
+            if not isinstance(block, dict):
+                raise ProtocolError("bad_value", f"per_articulation[{prefix!r}] must be a map")
+            if block.get("ctrl") is not None:
+                ctrl = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
+                index.extend(entity.actuators.tolist())
+                values.extend(ctrl.tolist())
+            ctrl_map = block.get("ctrl_map")
+            if ctrl_map is not None:
+                if not isinstance(ctrl_map, dict):
+                    raise ProtocolError("bad_value", f"{prefix}.ctrl_map must be a map of name: value")
+                for name, value in ctrl_map.items():
+                    if name not in entity.actuator_names:
+                        raise ProtocolError("unknown_actuator", f"{prefix} has no actuator {name!r}")
+                    index.append(int(entity.actuators[entity.actuator_names.index(name)]))
+                    values.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+            xfrc = block.get("xfrc_applied")
+            if xfrc is not None:
+                if not isinstance(xfrc, dict):
+                    raise ProtocolError("bad_value", f"{prefix}.xfrc_applied must be a map of body: 6 values")
+                for name, wrench in xfrc.items():
+                    body = self._body(model, name, entity)
+                    bodies.append(body)
+                    wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
+        return ((np.asarray(values) if index else None), (np.asarray(index, dtype=np.int64) if index else None),
+                tuple(bodies), (np.asarray(wrenches) if bodies else None))
+
+    def _body(self, model, name, entity=None) -> int:
+        if not isinstance(name, str):
+            raise ProtocolError("bad_value", f"a body name must be a string, not {type(name).__name__}")
+        candidates = [name] if entity is None else [f"{entity.prefix}_{name}", name]
+        for candidate in candidates:
+            body = mujoco.mj_name2id(model, OBJ.mjOBJ_BODY, candidate)
+            if body > 0:
+                return body
+        raise ProtocolError("unknown_body", f"no body {name!r}" + (f" in {entity.prefix}" if entity else ""))
+
+    def op_step(self, request, session) -> dict:
+        runner = self._runner()
+        asked = request.get("mode")
+        if asked is not None:
+            if not isinstance(asked, str) or asked not in MODES:
+                raise ProtocolError("bad_mode", f"unknown mode {str(asked)[:40]!r}")
+            if MODES[asked] != self.mode:
+                raise ProtocolError("mode_mismatch", f"the step says mode {asked!r} but the server is in "
+                                    f"{self._word(self.mode, request)!r}: send set_mode first")
+        count = fields.integer(request, "n_steps", 1, low=0, high=MAX_STEPS)
+        if self.mode == "puppet":
+            model = self.model
+            qpos = fields.vector(request, "qpos", model.nq, None)
+            qvel = fields.vector(request, "qvel", model.nv, None)
+            ctrl = fields.vector(request, "ctrl", model.nu, None)
+            when = fields.number(request, "time", None)
+            if qpos is None:
+                raise ProtocolError("missing_field", "a puppet step sends the full qpos (and qvel, ctrl, time)")
+            command = commands.PushState(qpos, qvel, ctrl, when)
+            shot = self._send(runner, command, "the pushed state")
+            reply = self._reply("step_ok", shot, request, session)
+            pert = command.result.get("perturbation")
+            if pert is not None:
+                body, wrench = pert
+                reply["perturbation"] = {"body": mujoco.mj_id2name(model, OBJ.mjOBJ_BODY, body) or "",
+                                         "body_id": int(body), "xfrc_applied": wrench,
+                                         "force": wrench[:3], "torque": wrench[3:]}
+            return reply
+        values, index, bodies, wrenches = self._controls(request)
+        if self.mode == "direct":
+            shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches),
+                              f"{count} steps")
+            return self._reply("step_ok", shot, request, session)
+        # live: the scene plays on its own; apply the controls, wait for n new snapshots
+        start = runner.latest.frame
+        if values is not None or bodies:
+            if bodies:
+                raise ProtocolError("unsupported", "xfrc_applied in live mode: switch to direct mode "
+                                    "(a wrench must last a known number of steps)")
+            shot = self._send(runner, commands.SetControls(values, index), "the controls")
+            start = shot.frame
+        if not runner.playing or count == 0:
+            return self._reply("step_ok", runner.latest, request, session)
+        shot = runner.wait_frame(start + count, self.step_timeout)
+        if shot is None:
+            raise ProtocolError("step_timeout", f"no {count} new snapshots within {self.step_timeout:g} s "
+                                "(is the simulation paused or very slow?)")
+        return self._reply("step_ok", shot, request, session)
+
+    def op_reset(self, request, session) -> dict:
+        runner = self._runner()
+        model = self.model
+        keyframe = -1
+        name = fields.string(request, "keyframe_name", None)
+        if name is not None:
+            keyframe = self._keyframe(name)
+            if keyframe < 0:
+                known = [mujoco.mj_id2name(model, OBJ.mjOBJ_KEY, k) or f"#{k}" for k in range(model.nkey)]
+                raise ProtocolError("unknown_keyframe", f"no keyframe {name!r} (the model has: "
+                                    f"{', '.join(known) or 'none'})")
+        if request.get("seed") is not None:
+            fields.integer(request, "seed")  # (recorded by URLab, not used by MuJoCo: checked only)
+        index, values = self._qpos_overrides(request)
+        self._send(runner, commands.Reset(keyframe), "the reset")
+        shot = self._send(runner, commands.SetQpos(index, values), "the qpos") if index is not None \
+            else runner.latest
+        return self._reply("reset_ok", shot, request, session)
+
+    def _keyframe(self, name: str) -> int:
+        """A keyframe by its compiled name, or by its name in its model root (a
+        served scene's keyframes carry their root's prefix, like every element)."""
+        for candidate in (name, *(f"{e.prefix}_{name}" for e in self.entities if e.kind == "articulation")):
+            keyframe = mujoco.mj_name2id(self.model, OBJ.mjOBJ_KEY, candidate)
+            if keyframe >= 0:
+                return keyframe
+        return -1
+
+    def _qpos_overrides(self, request):
+        per = fields.mapping(request, "per_articulation_qpos", None)
+        if not per:
+            return None, None
+        by_prefix = {e.prefix: e for e in self.entities}
+        index, values = [], []
+        for prefix, joints in per.items():
+            entity = by_prefix.get(prefix)
+            if entity is None:
+                raise ProtocolError("unknown_articulation", f"no entity {prefix!r}")
+            if not isinstance(joints, dict):
+                raise ProtocolError("bad_value", f"per_articulation_qpos[{prefix!r}] must be a map of joint: qpos")
+            for joint, value in joints.items():
+                if joint not in entity.joint_names:
+                    raise ProtocolError("unknown_joint", f"{prefix} has no joint {joint!r}")
+                j = int(entity.joints[entity.joint_names.index(joint)])
+                width = {0: 7, 1: 4}.get(int(self.model.jnt_type[j]), 1)
+                vector = fields.as_vector(value if isinstance(value, list) else [value],
+                                          f"{prefix}.{joint}", width)
+                start = int(self.model.jnt_qposadr[j])
+                index.extend(range(start, start + width))
+                values.extend(vector.tolist())
+        return np.asarray(index, dtype=np.int64), np.asarray(values)
+
+    def op_forward(self, request, session) -> dict:
+        runner = self._runner()
+        shot = self._send(runner, commands.SetQpos(np.empty(0, dtype=np.int64), np.empty(0)), "mj_forward")
+        return self._reply("forward_ok", shot, request, session)
+
+    def op_get_state(self, request, session) -> dict:
+        return self._reply("get_state_ok", self._runner().latest, request, session)
+
+    # -------------------------------------------------------------- runtime
+
+    def _word(self, mode: str, request: dict) -> str:
+        """`mode` in the vocabulary the request used (URLab's newest: freerun, ...)."""
+        asked = request.get("mode")
+        new = (isinstance(asked, str) and asked in NEW_WORDS.values()) or request.get("vocabulary") == "new"
+        return NEW_WORDS[mode] if new else mode
+
+    def op_set_mode(self, request, session) -> dict:
+        asked = fields.string(request, "mode")
+        if asked not in MODES:
+            raise ProtocolError("bad_mode", f"unknown mode {asked[:40]!r}: live, direct, puppet "
+                                "(or freerun, stepped, statepushed)")
+        runner = self._runner()
+        previous, self.mode = self.mode, MODES[asked]
+        self.status.mode = self.mode
+        if self.mode != "puppet":
+            self._stop_replay()
+        self._send(runner, commands.Play() if self.mode == "live" else commands.Pause(), "the mode change")
+        return {"op": "set_mode_ok", "previous_mode": self._word(previous, request),
+                "current_mode": self._word(self.mode, request)}
+
+    def op_set_paused(self, request, session) -> dict:
+        paused = fields.boolean(request, "paused")
+        self._send(self._runner(), commands.Pause() if paused else commands.Play(), "pause")
+        return {"op": "set_paused_ok", "paused": paused}
+
+    def op_set_sim_speed(self, request, session) -> dict:
+        percent = min(max(fields.number(request, "percent"), 5.0), 100.0)  # (URLab's clamp)
+        self._send(self._runner(), commands.SetSpeed(percent / 100.0), "the speed")
+        return {"op": "set_sim_speed_ok", "percent": percent}
+
+    def op_set_qpos(self, request, session) -> dict:
+        target = fields.string(request, "target", None) or fields.string(request, "articulation", None)
+        by_prefix = {e.prefix: e for e in self.entities}
+        if target is None and len(by_prefix) == 1:
+            target = next(iter(by_prefix))
+        entity = by_prefix.get(target)
+        if entity is None:
+            raise ProtocolError("unknown_articulation", f"no entity {target!r} (known: {', '.join(by_prefix)})")
+        if not len(entity.joints):
+            raise ProtocolError("no_joints", f"{target} has no joints")
+        qpos = request.get("qpos")
+        free = entity.free_joint >= 0 and int(entity.joints[0]) == entity.free_joint
+        shortcut = free and isinstance(qpos, list) and len(qpos) == 7 and len(entity.qpos_index) != 7
+        if shortcut:
+            start = int(self.model.jnt_qposadr[entity.free_joint])
+            index = np.arange(start, start + 7)
+        else:
+            index = entity.qpos_index
+            if isinstance(qpos, list) and len(qpos) != len(index):
+                raise ProtocolError("dim_mismatch", f"qpos has {len(qpos)} values; {target} takes {len(index)}"
+                                    + (" (or 7 for its free base)" if free else ""))
+        values = fields.as_vector(qpos, "'qpos'", len(index))
+        self._send(self._runner(), commands.SetQpos(index, values), "set_qpos")
+        return {"op": "set_qpos_ok", "target": target, "actor_id": target, "qpos": values,
+                "free_base_shortcut": bool(shortcut)}
+
+    def _mocap(self, request) -> tuple[str, int]:
+        name = fields.string(request, "body")
+        body = mujoco.mj_name2id(self.model, OBJ.mjOBJ_BODY, name)
+        if body < 0:
+            raise ProtocolError("unknown_body", f"no body {name!r}")
+        mocap = int(self.model.body_mocapid[body])
+        if mocap < 0:
+            raise ProtocolError("not_mocap_body", f"body {name!r} is not a mocap body")
+        return name, mocap
+
+    def op_set_mocap_pose(self, request, session) -> dict:
+        name, mocap = self._mocap(request)
+        shot = self._runner().latest
+        pos = fields.vector(request, "pos", 3, None)
+        quat = fields.vector(request, "quat", 4, None)
+        if pos is None and quat is None:
+            raise ProtocolError("missing_field", "set_mocap_pose needs 'pos' or 'quat'")
+        pos = shot.mocap_pos[mocap] if pos is None else pos
+        if quat is not None:
+            norm = np.linalg.norm(quat)
+            if norm == 0:
+                raise ProtocolError("bad_value", "'quat' must not be zero")
+            quat = quat / norm
+        quat = shot.mocap_quat[mocap] if quat is None else quat
+        shot = self._send(self._runner(), commands.SetMocap((mocap,), np.array([pos]), np.array([quat])),
+                          "the mocap pose")
+        return {"op": "set_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap], "quat": shot.mocap_quat[mocap]}
+
+    def op_read_mocap_pose(self, request, session) -> dict:
+        name, mocap = self._mocap(request)
+        shot = self._runner().latest
+        return {"op": "read_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap],
+                "quat": shot.mocap_quat[mocap]}
+
+    def op_get_contacts(self, request, session) -> dict:
+        limit = fields.integer(request, "max_contacts", 64, low=0, high=100_000)
+        wanted = fields.mapping(request, "filter", None) or {}
+        for key in wanted:
+            if key not in ("body1", "body2", "geom1", "geom2") or not isinstance(wanted[key], str):
+                raise ProtocolError("bad_value", f"filter keys are body1, body2, geom1, geom2 (names); not {key!r}")
+        found: dict = {}
+
+        def read(sim):  # (on the runner's thread: mj_contactForce reads MjData)
+            found["rows"], found["truncated"] = contact_rows(sim.model, sim.data, wanted, limit)
+        self._send(self._runner(), commands.Call(read, what="get_contacts"), "get_contacts")
+        return {"op": "get_contacts_ok", "contacts": found["rows"], "count": len(found["rows"]),
+                "truncated": found["truncated"]}
+
+    def op_list_keyframes(self, request, session) -> dict:
+        model = self.model
+        keys = []
+        for k in range(model.nkey):
+            keys.append({"name": mujoco.mj_id2name(model, OBJ.mjOBJ_KEY, k) or "", "id": k,
+                         "time": float(model.key_time[k]), "qpos": model.key_qpos[k], "qvel": model.key_qvel[k],
+                         "ctrl": model.key_ctrl[k], "mocap_pos": model.key_mpos[k].ravel(),
+                         "mocap_quat": model.key_mquat[k].ravel()})
+        return {"op": "list_keyframes_ok", "keyframes": keys}
+
+    def op_set_sim_options(self, request, session) -> dict:
+        options = fields.mapping(request, "options")
+        changes = []  # (attribute, value), all checked before any is applied
+        for key, value in options.items():
+            wrapped = {"op": "set_sim_options", key: value}
+            if key in SIM_OPTIONS:
+                attribute, width = SIM_OPTIONS[key]
+                number = fields.vector(wrapped, key, 3) if width == 3 else fields.number(wrapped, key)
+                if key == "timestep" and not number > 0:
+                    raise ProtocolError("bad_value", f"timestep must be positive, not {number}")
+                changes.append((attribute, number))
+            elif key in INT_OPTIONS:
+                changes.append((INT_OPTIONS[key], fields.integer(wrapped, key, low=0)))
+            elif key in ENUM_OPTIONS:
+                attribute, words = ENUM_OPTIONS[key]
+                word = fields.string(wrapped, key)
+                if word not in words:
+                    raise ProtocolError("bad_value", f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
+                changes.append((attribute, words[word]))
+            elif key in ("enable_multiccd", "enable_sleep", "num_worker_threads", "sleep_tolerance"):
+                raise ProtocolError("unsupported", f"option {key!r} is not served by MJBlend")
+            else:
+                raise ProtocolError("bad_value", f"unknown option {key!r}")
+
+        def apply(sim):
+            for attribute, value in changes:
+                setattr(sim.model.opt, attribute, value)
+        self._send(self._runner(), commands.Call(apply, what="set_sim_options"), "set_sim_options")
+        opt = self.model.opt
+        echo = {key: (np.array(getattr(opt, attribute)) if width == 3 else float(getattr(opt, attribute)))
+                for key, (attribute, width) in SIM_OPTIONS.items()}
+        echo.update({key: int(getattr(opt, attribute)) for key, attribute in INT_OPTIONS.items()})
+        for key, (attribute, words) in ENUM_OPTIONS.items():
+            echo[key] = {v: k for k, v in words.items()}.get(int(getattr(opt, attribute)), "")
+        return {"op": "set_sim_options_ok", "opt": echo}
+
+    # ---------------------------------------------------- recording, replay
+
+    def op_recording_start(self, request, session) -> dict:
+        if self.recorder is not None:
+            raise ProtocolError("recording_already_active", "a recording is already running: stop it first")
+        name = fields.string(request, "name", "live")
+        limit = fields.number(request, "max_duration_s", 3600.0)
+        model = self.model
+        # one frame per step, as URLab records
+        frames = max(2, int(limit / model.opt.timestep) + 1)
+        recorder = Recorder(model, 1.0 / model.opt.timestep, 0, max_bytes=self.host.recording_bytes)
+        recorder.max_frames = min(recorder.max_frames, frames)
+        self._send(self._runner(), commands.StartRecording(recorder), "recording_start")
+        self.recorder, self._recording_name = recorder, name
+        return {"op": "recording_start_ok", "name": name, "max_duration_s": limit}
+
+    def op_recording_stop(self, request, session) -> dict:
+        if self.recorder is None:
+            raise ProtocolError("recording_not_active", "no recording is running")
+        self._send(self._runner(), commands.StopRecording(), "recording_stop")
+        recording = self.recorder.recording()
+        self.recorder = None
+        self.recordings[self._recording_name] = recording
+        self.active_replay = self._recording_name
+        duration = float(recording.time[-1] - recording.time[0]) if len(recording) else 0.0
+        return {"op": "recording_stop_ok", "name": self._recording_name, "frame_count": len(recording),
+                "sim_duration_s": duration}
+
+    def _path(self, request, must_exist: bool) -> str:
+        """A recordings-folder path from a client's bare file name: a client never
+        reads or writes anywhere else on this machine."""
+        name = fields.string(request, "path")
+        folder = self.host.recordings_dir()
+        if folder is None:
+            raise ProtocolError("path_not_writable", "this server keeps no recordings folder")
+        bare = os.path.basename(name)
+        if not bare or bare != name or bare in (".", ".."):
+            raise ProtocolError("path_not_writable" if not must_exist else "path_not_readable",
+                                f"{name[:80]!r}: give a bare file name; recordings live in {folder}")
+        path = os.path.join(folder, bare)
+        if must_exist and not os.path.isfile(path):
+            raise ProtocolError("path_not_readable", f"no recording {bare!r} in {folder}")
+        return path
+
+    def op_recording_save(self, request, session) -> dict:
+        name = getattr(self, "_recording_name", "live")
+        recording = self.recordings.get(name)
+        if recording is None:
+            raise ProtocolError("recording_not_active", "nothing recorded yet: recording_start, then recording_stop")
+        path = self._path(request, must_exist=False)
+        if path.endswith(".json"):
+            path = path[:-5] + ".npz"  # (URLab's .json name: saved as MJBlend's .npz, said in the reply)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        writer = trajectory.save_csv if path.endswith(".csv") else trajectory.save_npz
+        try:
+            writer(path, recording, self.model)
+        except trajectory.TrajectoryError as problem:
+            raise ProtocolError("path_not_writable", str(problem)) from None
+        return {"op": "recording_save_ok", "absolute_path": os.path.abspath(path), "frame_count": len(recording)}
+
+    def op_recording_clear(self, request, session) -> dict:
+        if self.recorder is not None:
+            self._send(self._runner(), commands.StopRecording(), "recording_clear")
+            self.recorder = None
+        self.recordings.clear()
+        return {"op": "recording_clear_ok"}
+
+    def op_replay_load(self, request, session) -> dict:
+        path = self._path(request, must_exist=True)
+        try:
+            loaded = trajectory.read(path, self.model)
+        except trajectory.TrajectoryError as problem:
+            raise ProtocolError("path_not_readable", str(problem)) from None
+        name = os.path.splitext(os.path.basename(path))[0]
+        self.recordings[name] = loaded
+        return {"op": "replay_load_ok", "name": name, "frame_count": len(loaded)}
+
+    def op_replay_list(self, request, session) -> dict:
+        return {"op": "replay_list_sessions_ok", "sessions": list(self.recordings)}
+
+    def op_replay_set_active(self, request, session) -> dict:
+        name = fields.string(request, "name")
+        if name not in self.recordings:
+            raise ProtocolError("replay_session_not_found", f"no recording {name!r} (loaded: "
+                                f"{', '.join(self.recordings) or 'none'})")
+        self.active_replay = name
+        return {"op": "replay_set_active_ok"}
+
+    def op_replay_start(self, request, session) -> dict:
+        if self.mode == "live":
+            raise ProtocolError("replay_requires_stepped", "replay needs direct or puppet mode (set_mode first)")
+        recorded = self.recordings.get(self.active_replay)
+        if recorded is None:
+            raise ProtocolError("replay_session_not_found", "no recording to replay: record or replay_load one")
+        self._stop_replay()
+        qpos = recorded.qpos
+        qvel = recorded.part("qvel") if hasattr(recorded, "part") else recorded.qvel
+        ctrl = recorded.part("ctrl") if hasattr(recorded, "part") else recorded.ctrl
+        times = np.asarray(recorded.time)
+        runner = self._runner()
+        self._replay_stop.clear()
+
+        def play():  # one pushed state per recorded frame, at the recording's own pace
+            start = time.perf_counter()
+            for row in range(len(times)):
+                due = start + (times[row] - times[0])
+                if self._replay_stop.wait(max(0.0, due - time.perf_counter())):
+                    return
+                runner.send(commands.PushState(qpos[row], None if qvel is None else qvel[row],
+                                               None if ctrl is None else ctrl[row], float(times[row])))
+        self._replay = threading.Thread(target=play, name="MJBlend bridge replay", daemon=True)
+        self._replay.start()
+        return {"op": "replay_start_ok", "active_session": self.active_replay, "total_frames": int(len(times))}
+
+    def _stop_replay(self) -> None:
+        self._replay_stop.set()
+        if self._replay is not None:
+            self._replay.join(2.0)
+            self._replay = None
+
+    def op_replay_stop(self, request, session) -> dict:
+        self._stop_replay()
+        return {"op": "replay_stop_ok"}
+
+    def close(self) -> None:
+        """The server stops: a replay ends, a recording stops (kept in the runner's
+        session no longer)."""
+        self._stop_replay()
+        runner = self.host.runner()
+        if self.recorder is not None and runner is not None:
+            runner.send(commands.StopRecording())
+            self.recorder = None
+
+
+def contact_rows(model, data, wanted: dict, limit: int) -> tuple[list, bool]:
+    """URLab's contact maps for the active contacts matching `wanted` (exact names),
+    at most `limit`: geoms, bodies, pos, normal (the frame's first row), frame,
+    dist (negative: penetrating) and the 6-vector force in the contact frame
+    (mj_contactForce)."""
+    name = lambda obj, i: mujoco.mj_id2name(model, obj, int(i)) or ""  # noqa: E731
+    rows, force = [], np.zeros(6)
+    for i in range(data.ncon):
+        contact = data.contact[i]
+        g1, g2 = int(contact.geom[0]), int(contact.geom[1])
+        row = {"geom1": name(OBJ.mjOBJ_GEOM, g1), "geom2": name(OBJ.mjOBJ_GEOM, g2),
+               "body1": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g1]),
+               "body2": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g2])}
+        if any(row[key] != value for key, value in wanted.items()):
+            continue
+        if len(rows) == limit:
+            return rows, True
+        mujoco.mj_contactForce(model, data, i, force)
+        row.update(geom1_id=g1, geom2_id=g2, pos=contact.pos.copy(), normal=contact.frame[:3].copy(),
+                   frame=contact.frame.copy(), dist=float(contact.dist), force=force.copy())
+        rows.append(row)
+    return rows, False

@@ -1,0 +1,78 @@
+"""A running bridge: the dispatcher, its transports and the state stream, started
+and stopped together.
+
+    bridge = Bridge(host, address="127.0.0.1", transports=("zmq",))
+    bridge.start()       # PortInUse (an OSError) if a port is taken
+    ...
+    bridge.stop()        # every socket closed, every thread joined
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from .dispatcher import Dispatcher
+from .stream import StateStream
+from .wire import MAX_REQUEST_BYTES
+from .zmq_transport import ZmqTransport
+
+DEFAULT_ADDRESS = "127.0.0.1"
+REQUEST_PORT, STATE_PORT = 5559, 5555
+
+
+def is_local(address: str) -> bool:
+    """Whether `address` only accepts connections from this machine."""
+    if address in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+class Bridge:
+    def __init__(self, host, address: str = DEFAULT_ADDRESS, request_port: int = REQUEST_PORT,
+                 state_port: int = STATE_PORT, transports=("zmq",), limit: int = MAX_REQUEST_BYTES,
+                 shm_dir: str | None = None):
+        self.host = host
+        self.address = address
+        self.dispatcher = Dispatcher(host)
+        self.stream = StateStream(host.root_prefixes)
+        self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
+        self.shm = None
+        if "shm" in transports:
+            from .shm_transport import ShmTransport  # (Linux and macOS only)
+            self.shm = ShmTransport(self.dispatcher, shm_dir, limit)
+            self.dispatcher.shm = self.shm
+        self.running = False
+
+    @property
+    def local_only(self) -> bool:
+        return is_local(self.address)
+
+    def start(self) -> None:
+        self.zmq.start()
+        try:
+            if self.shm is not None:
+                self.shm.start()
+        except Exception:
+            self.zmq.stop()
+            raise
+        self.stream.sinks.append(lambda topic, message, shot: self.zmq.publish(topic, message))
+        if self.shm is not None:
+            self.stream.sinks.append(self.shm.publish)
+        self.stream.attach(self.host.runner())
+        self.stream.start()
+        self.running = True
+
+    def follow(self, runner) -> None:
+        """The host's simulation was restarted: stream the new runner's snapshots."""
+        self.stream.attach(runner)
+
+    def stop(self) -> None:
+        self.running = False
+        self.stream.stop()
+        self.dispatcher.close()
+        if self.shm is not None:
+            self.shm.stop()
+        self.zmq.stop()

@@ -1,0 +1,85 @@
+"""The state stream: every snapshot the runner publishes, as one message.
+
+The runner calls `StateStream.offer` with each snapshot (on its thread: a
+deque append, nothing more); the stream's own thread encodes each one as a
+`state` map (observations at the stream's level, `frame_id` increasing by one
+per snapshot) and hands it to every sink: the ZMQ PUB socket (topic
+`state/full`, as URLab publishes it), the shared-memory state ring.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+from . import observations
+from .entities import scene_entities
+from .wire import encode
+
+TOPIC = b"state/full"
+QUEUE = 4096  # snapshots waiting to be encoded before the oldest are dropped
+
+
+class StateStream:
+    def __init__(self, root_prefixes, level: str = "standard"):
+        self._root_prefixes = root_prefixes  # () -> list of the scene's model root prefixes
+        self.level = level
+        self.sinks: list = []  # callables (topic, message bytes, snapshot)
+        self.published = 0
+        self.dropped = 0
+        self._queue: collections.deque = collections.deque()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._entities: tuple = (None, [])  # (model, its entities)
+        self._runner = None
+        self._thread: threading.Thread | None = None
+
+    def attach(self, runner) -> None:
+        """Stream `runner`'s snapshots (instead of any earlier runner's)."""
+        if self._runner is runner:
+            return
+        if self._runner is not None:
+            self._runner.unlisten(self.offer)
+        self._runner = runner
+        if runner is not None:
+            runner.listen(self.offer)
+
+    def offer(self, shot) -> None:
+        if len(self._queue) >= QUEUE:
+            self._queue.popleft()
+            self.dropped += 1
+        self._queue.append(shot)
+        self._wake.set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="MJBlend bridge stream", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.attach(None)
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def entities_of(self, model) -> list:
+        if self._entities[0] is not model:
+            self._entities = (model, scene_entities(model, self._root_prefixes()))
+        return self._entities[1]
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(0.1)
+            self._wake.clear()
+            while self._queue and not self._stopping.is_set():
+                shot = self._queue.popleft()
+                if not self.sinks:
+                    continue
+                message = encode(observations.observation("state", shot, self.entities_of(shot.model), self.level))
+                for sink in list(self.sinks):
+                    sink(TOPIC, message, shot)
+                self.published += 1
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
