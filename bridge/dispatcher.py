@@ -27,7 +27,7 @@ from ..engine import commands, trajectory
 from ..engine.recording import Recorder
 from . import fields, observations
 from .entities import OBJ, scene_entities
-from .wire import JSON, MSGPACK, ProtocolError, decode, encode, error
+from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
 PROTOCOL_VERSION = "mjblend-urlab/1"
 MAX_SESSIONS = 32  # sessions kept; an older id is stale (session_expired)
@@ -131,6 +131,7 @@ class Dispatcher:
             try:
                 if frame is None:
                     raise ProtocolError("bad_request", "a request is one frame (this had several)")
+                encoding = encoding_of(frame)  # (a JSON frame that does not parse: a JSON error)
                 request, encoding = decode(frame, limit) if limit else decode(frame)
                 reply, encoding = self._handle(request, encoding)
             except ProtocolError as problem:
@@ -302,6 +303,10 @@ class Dispatcher:
     def _reply(self, op: str, shot, request: dict, session) -> dict:
         return observations.observation(op, shot, self.entities, self._level(request, session.observations))
 
+    def _check_level(self, request: dict) -> None:
+        """A bad observation level is refused before anything is applied."""
+        self._level(request, "standard")
+
     def _send(self, runner, command, what: str):
         """Send `command` and return the snapshot published after it (step_timeout
         if the runner does not get to it in time)."""
@@ -363,6 +368,7 @@ class Dispatcher:
         raise ProtocolError("unknown_body", f"no body {name!r}" + (f" in {entity.prefix}" if entity else ""))
 
     def op_step(self, request, session) -> dict:
+        self._check_level(request)
         runner = self._runner()
         asked = request.get("mode")
         if asked is not None:
@@ -412,12 +418,13 @@ class Dispatcher:
         return self._reply("step_ok", shot, request, session)
 
     def op_reset(self, request, session) -> dict:
+        self._check_level(request)
         runner = self._runner()
         model = self.model
         keyframe = -1
         name = fields.string(request, "keyframe_name", None)
         if name is not None:
-            keyframe = self._keyframe(name)
+            keyframe = self._named(OBJ.mjOBJ_KEY, name)
             if keyframe < 0:
                 known = [mujoco.mj_id2name(model, OBJ.mjOBJ_KEY, k) or f"#{k}" for k in range(model.nkey)]
                 raise ProtocolError("unknown_keyframe", f"no keyframe {name!r} (the model has: "
@@ -430,13 +437,13 @@ class Dispatcher:
             else runner.latest
         return self._reply("reset_ok", shot, request, session)
 
-    def _keyframe(self, name: str) -> int:
-        """A keyframe by its compiled name, or by its name in its model root (a
-        served scene's keyframes carry their root's prefix, like every element)."""
+    def _named(self, obj, name: str) -> int:
+        """An element by its compiled name, or by its name in its model root (a
+        served scene's elements carry their root's prefix)."""
         for candidate in (name, *(f"{e.prefix}_{name}" for e in self.entities if e.kind == "articulation")):
-            keyframe = mujoco.mj_name2id(self.model, OBJ.mjOBJ_KEY, candidate)
-            if keyframe >= 0:
-                return keyframe
+            found = mujoco.mj_name2id(self.model, obj, candidate)
+            if found >= 0:
+                return found
         return -1
 
     def _qpos_overrides(self, request):
@@ -464,6 +471,7 @@ class Dispatcher:
         return np.asarray(index, dtype=np.int64), np.asarray(values)
 
     def op_forward(self, request, session) -> dict:
+        self._check_level(request)
         runner = self._runner()
         shot = self._send(runner, commands.SetQpos(np.empty(0, dtype=np.int64), np.empty(0)), "mj_forward")
         return self._reply("forward_ok", shot, request, session)
@@ -531,7 +539,7 @@ class Dispatcher:
 
     def _mocap(self, request) -> tuple[str, int]:
         name = fields.string(request, "body")
-        body = mujoco.mj_name2id(self.model, OBJ.mjOBJ_BODY, name)
+        body = self._named(OBJ.mjOBJ_BODY, name)
         if body < 0:
             raise ProtocolError("unknown_body", f"no body {name!r}")
         mocap = int(self.model.body_mocapid[body])
