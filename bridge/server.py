@@ -59,8 +59,10 @@ class Bridge:
             self.zmq.stop()
             raise
         self.stream.sinks.append(lambda topic, message, shot: self.zmq.publish(topic, message))
+        self.stream.wanted.append(self.zmq.has_subscribers)
         if self.shm is not None:
             self.stream.sinks.append(self.shm.publish)
+            self.stream.wanted.append(lambda: True)  # (the state ring is read whenever a client likes)
         self.stream.attach(self.host.runner())
         self.stream.start()
         self.running = True

@@ -17,6 +17,7 @@ from .entities import scene_entities
 from .wire import encode
 
 TOPIC = b"state/full"
+LOOK = 0.05  # seconds between looks for subscribers while the stream is idle
 QUEUE = 4096  # snapshots waiting to be encoded before the oldest are dropped
 
 
@@ -25,6 +26,7 @@ class StateStream:
         self._root_prefixes = root_prefixes  # () -> list of the scene's model root prefixes
         self.level = level
         self.sinks: list = []  # callables (topic, message bytes, snapshot)
+        self.wanted: list = []  # callables () -> bool: does anyone read that sink now?
         self.published = 0
         self.dropped = 0
         self._queue: collections.deque = collections.deque()
@@ -32,6 +34,7 @@ class StateStream:
         self._stopping = threading.Event()
         self._entities: tuple = (None, [])  # (model, its entities)
         self._runner = None
+        self.listening = False  # whether a sink is read (looked at every LOOK seconds by the stream's thread)
         self._thread: threading.Thread | None = None
 
     def attach(self, runner) -> None:
@@ -45,6 +48,8 @@ class StateStream:
             runner.listen(self.offer)
 
     def offer(self, shot) -> None:
+        if not self.listening:
+            return  # (no one reads: the physics thread does not even wake the stream's)
         if len(self._queue) >= QUEUE:
             self._queue.popleft()
             self.dropped += 1
@@ -69,12 +74,13 @@ class StateStream:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(0.1)
+            self._wake.wait(LOOK)
             self._wake.clear()
+            self.listening = bool(self.sinks) and any(wanted() for wanted in self.wanted)
             while self._queue and not self._stopping.is_set():
                 shot = self._queue.popleft()
-                if not self.sinks:
-                    continue
+                if not self.listening:
+                    continue  # (no one listens: not even encoded)
                 message = encode(observations.observation("state", shot, self.entities_of(shot.model), self.level))
                 for sink in list(self.sinks):
                     sink(TOPIC, message, shot)

@@ -47,6 +47,7 @@ class ZmqTransport:
         self._thread: threading.Thread | None = None
         self._rep = self._pub = None
         self._pub_lock = threading.Lock()
+        self._subscriptions = 0
 
     def start(self) -> None:
         context = self._context
@@ -56,7 +57,9 @@ class ZmqTransport:
         # up to 4x it is read and answered with a clear error
         rep.setsockopt(zmq.MAXMSGSIZE, 4 * self.limit)
         self.request_endpoint = bind(rep, self.address, self.request_port, "requests")
-        pub = context.socket(zmq.PUB)
+        # XPUB: a PUB that also hears subscriptions, so the stream is not even
+        # encoded while no one subscribes
+        pub = context.socket(zmq.XPUB)
         pub.setsockopt(zmq.LINGER, 0)
         pub.setsockopt(zmq.SNDHWM, STREAM_QUEUE)
         try:
@@ -67,6 +70,21 @@ class ZmqTransport:
         self._rep, self._pub = rep, pub
         self._thread = threading.Thread(target=self._serve, name="MJBlend bridge (ZMQ)", daemon=True)
         self._thread.start()
+
+    def has_subscribers(self) -> bool:
+        """Whether any subscriber listens (reads the subscriptions that came in;
+        called by the stream's thread, the only one that sends on the socket)."""
+        with self._pub_lock:
+            while self._pub is not None:
+                try:
+                    event = self._pub.recv(flags=zmq.NOBLOCK)
+                except zmq.ZMQError:
+                    break
+                if event[:1] == b"\x01":
+                    self._subscriptions += 1
+                elif event[:1] == b"\x00":
+                    self._subscriptions = max(0, self._subscriptions - 1)
+        return self._subscriptions > 0
 
     def publish(self, topic: bytes, message: bytes) -> None:
         """One state message to every subscriber (never blocks; called by the stream's thread)."""

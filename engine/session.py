@@ -37,6 +37,7 @@ WARNING_TEXT = {
     W.mjWARN_BADQACC: "bad qacc (unstable simulation): MuJoCo reset the state",
     W.mjWARN_BADCTRL: "bad ctrl (NaN or huge)",
 }
+_WARNINGS = tuple((int(code), code, text) for code, text in WARNING_TEXT.items())
 DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION  # everything the next step reads
 CHUNK_SECONDS = 0.002  # stepping between two looks at the command queue
@@ -396,12 +397,8 @@ class Session:
 
     def warnings(self) -> list[str]:
         """MuJoCo's warnings since the last reset, as text with their counts."""
-        out = []
-        for code, text in WARNING_TEXT.items():
-            count = self.data.warning[int(code)].number
-            if count:
-                out.append(f"{text} (x{count}, {code.name})")
-        return out
+        counts = self.data.warning.number  # (one read: each warning[i] is a binding call)
+        return [f"{text} (x{counts[index]}, {code.name})" for index, code, text in _WARNINGS if counts[index]]
 
     def _check_diverged(self, warnings_only: bool = False) -> bool:
         """Pause with a message if MuJoCo flagged bad qpos / qvel / qacc (its checks
