@@ -14,6 +14,7 @@ import tempfile
 
 import mujoco
 
+from ..engine import commands
 from ..engine.runner import Runner
 from ..engine.session import Session
 
@@ -67,7 +68,9 @@ class ModelHost(Host):
     """A model served without Blender: its own session and physics thread."""
 
     def __init__(self, model: mujoco.MjModel, prefix: str, name: str = "", keyframe: int = -1,
-                 files: tuple[str, dict] | None = None, recordings: str | None = None):
+                 files: tuple[str, dict] | None = None, recordings: str | None = None, play: bool = False):
+        """`play`: start playing in real time (live mode, as a URLab server does); else paused
+        until a client asks."""
         self.name = name or prefix
         self._prefix = prefix
         self._files = files
@@ -75,6 +78,8 @@ class ModelHost(Host):
         self.session = Session(model, keyframe=keyframe)
         self._runner = Runner(self.session, threaded=True, name="MJBlend bridge physics")
         self._runner.start()
+        if play:
+            self._runner.send(commands.Play())
 
     @classmethod
     def from_file(cls, path, keyframe: int = -1, **kwargs) -> ModelHost:
