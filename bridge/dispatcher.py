@@ -272,6 +272,9 @@ class Dispatcher:
                               if entity.kind == "articulation"],
             "global_cameras": {}, "scene": self.host.name,
         }
+        shm = getattr(self, "shm", None)  # (set by the Bridge when it serves shared memory)
+        if shm is not None:  # empty unless it is serving: URLab's client moves to what this names
+            reply.update(shm.handshake_fields())
         if include_assets:
             files = self.host.compiled_files()
             if files is None:
