@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Build MJBlend's installable extension zips, one per Blender platform (`make build`).
 
-1. Download the cp311 `mujoco-core` wheel of the version pinned in
-   requirements-dev.txt for each Blender platform into ./wheels/ (cached).
-   Only mujoco-core: the `mujoco` meta package pulls in the viewer/studio and
-   their deps, and Blender already ships numpy.
+1. Download the cp311 wheel of each package the extension bundles (`BUNDLED`:
+   mujoco-core, and the network bridge's pyzmq and msgpack), at the versions
+   pinned in requirements-dev.txt, for each Blender platform into ./wheels/
+   (cached). A platform gets a zip only if every one of them has a wheel for it.
+   Only mujoco-core of MuJoCo: the `mujoco` meta package pulls in the
+   viewer/studio and their deps, and Blender already ships numpy. pyzmq's
+   wheels carry libzmq; msgpack's its C extension: neither needs more.
 2. Point `wheels = [...]` in blender_manifest.toml at exactly those files.
 3. Run Blender's own builder (`blender_ext.py build --split-platforms`),
    `blender_ext.py validate` every zip, and check each zip's contents.
@@ -44,6 +47,10 @@ PIP_PLATFORMS = {
 _WHEEL_OS = {"linux": "manylinux", "windows": "win", "macos": "macosx"}
 _WHEEL_ARCH = {"x64": ("x86_64", "amd64", "universal2"), "arm64": ("arm64", "aarch64", "universal2")}
 
+# What each zip bundles, as pinned in requirements-dev.txt: MuJoCo's bindings, and
+# for the network bridge (bridge/, URLab's protocol) ZMQ sockets and msgpack frames.
+BUNDLED = ("mujoco-core", "pyzmq", "msgpack")
+
 # Paths that must never end up in a zip (the manifest's [build] excludes them).
 FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv", ".git/", ".ci/")
 
@@ -56,24 +63,44 @@ def run(cmd: list) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
 
 
-def pinned_mujoco_version() -> str:
-    match = re.search(r"^mujoco-core==(\S+)\s*$", REQUIREMENTS.read_text(), re.MULTILINE)
-    if not match:
-        raise BuildError(f"no 'mujoco-core==<version>' line in {REQUIREMENTS}")
-    return match.group(1)
+def pinned_versions() -> dict[str, str]:
+    """{package: version} of every BUNDLED package, from its `name==version` line."""
+    text = REQUIREMENTS.read_text()
+    versions = {}
+    for package in BUNDLED:
+        match = re.search(rf"^{re.escape(package)}==(\S+)\s*$", text, re.MULTILINE)
+        if not match:
+            raise BuildError(f"no '{package}==<version>' line in {REQUIREMENTS}")
+        versions[package] = match.group(1)
+    return versions
+
+
+def wheel_prefix(package: str, version: str) -> str:
+    """The start of the package's wheel file names: `mujoco-core` 4.0.1 -> `mujoco_core-4.0.1-`."""
+    return f"{re.sub(r'[-_.]+', '_', package).lower()}-{version}-"
 
 
 def wheel_fits(wheel: str, platform: str) -> bool:
     os_name, arch = platform.split("-")
-    # e.g. manylinux_2_27_x86_64.manylinux_2_28_x86_64
+    # e.g. manylinux_2_27_x86_64.manylinux_2_28_x86_64, macosx_10_15_universal2
     tags = wheel.removesuffix(".whl").split("-")[-1].split(".")
     return any(t.startswith(_WHEEL_OS[os_name]) and t.endswith(_WHEEL_ARCH[arch]) for t in tags)
 
 
-def ensure_wheel(version: str, platform: str) -> str | None:
-    """File name of the mujoco-core wheel for `platform` in WHEELS, or None if PyPI has none."""
-    pattern = f"mujoco_core-{version}-cp311-cp311-*.whl"
-    cached = [p.name for p in WHEELS.glob(pattern) if wheel_fits(p.name, platform)]
+def python_fits(wheel: str) -> bool:
+    """Whether Blender's Python 3.11 loads the wheel: cp311 itself, or a stable-ABI
+    wheel of 3.11 or older (what pip would pick for `--python-version 3.11`)."""
+    python, abi = wheel.removesuffix(".whl").split("-")[-3:-1]
+    if abi == "abi3":
+        return any(re.fullmatch(r"cp3(\d+)", tag) and int(tag[3:]) <= 11 for tag in python.split("."))
+    return "cp311" in python.split(".")
+
+
+def ensure_wheel(package: str, version: str, platform: str) -> str | None:
+    """File name of `package`'s wheel for `platform` in WHEELS, or None if PyPI has none."""
+    prefix = wheel_prefix(package, version)
+    cached = sorted(p.name for p in WHEELS.glob(f"{prefix}*.whl")
+                    if wheel_fits(p.name, platform) and python_fits(p.name))
     if cached:
         return cached[0]
     # Download into a scratch directory so the new file is unambiguous.
@@ -82,13 +109,13 @@ def ensure_wheel(version: str, platform: str) -> str | None:
                "--python-version", PYTHON_VERSION, "--implementation", "cp", "--dest", tmp]
         for tag in PIP_PLATFORMS[platform]:
             cmd += ["--platform", tag]
-        proc = run(cmd + [f"mujoco-core=={version}"])
+        proc = run(cmd + [f"{package}=={version}"])
         if proc.returncode != 0:
             # pip says "No matching distribution" both when PyPI has no such wheel
             # and when it cannot reach PyPI at all; only the latter retries.
             if "No matching distribution found" in proc.stderr and "Retrying" not in proc.stderr:
                 return None
-            raise BuildError(f"pip download failed for {platform}:\n{proc.stderr}")
+            raise BuildError(f"pip download of {package} failed for {platform}:\n{proc.stderr}")
         (wheel,) = Path(tmp).glob("*.whl")
         WHEELS.mkdir(exist_ok=True)
         shutil.move(wheel, WHEELS / wheel.name)
@@ -96,15 +123,17 @@ def ensure_wheel(version: str, platform: str) -> str | None:
 
 
 def update_manifest_wheels(wheels: list[str]) -> None:
-    """Rewrite only the `wheels = [...]` line; the rest of the file stays byte-identical."""
+    """Rewrite only the `wheels = [...]` list (one wheel per line); the rest of the
+    file stays byte-identical."""
     text = MANIFEST.read_text()
-    line = "wheels = [" + ", ".join(f'"./wheels/{w}"' for w in sorted(wheels)) + "]"
-    new_text, count = re.subn(r"^wheels = \[.*\]$", lambda _m: line, text, flags=re.MULTILINE)
+    listing = "wheels = [\n" + "".join(f'  "./wheels/{w}",\n' for w in sorted(set(wheels))) + "]"
+    # (a wheel's file name never holds "]": the list ends at the first one)
+    new_text, count = re.subn(r"^wheels = \[[^\]]*\]", lambda _m: listing, text, flags=re.MULTILINE)
     if count != 1:
-        raise BuildError(f"expected exactly one single-line 'wheels = [...]' in {MANIFEST}, found {count}")
+        raise BuildError(f"expected exactly one 'wheels = [...]' in {MANIFEST}, found {count}")
     if new_text != text:
         MANIFEST.write_text(new_text)
-        print(f"updated {MANIFEST.name}: {line}")
+        print(f"updated {MANIFEST.name}: {len(set(wheels))} wheels")
 
 
 def blender_ext_path() -> Path:
@@ -119,8 +148,9 @@ def blender_ext_path() -> Path:
     return found[-1]
 
 
-def check_zip(zip_path: Path) -> None:
-    """The zip holds the add-on and its platform's wheel(s), and none of the dev files."""
+def check_zip(zip_path: Path, versions: dict[str, str]) -> None:
+    """The zip holds the add-on and its platform's wheels, exactly one of each
+    BUNDLED package at its pinned version, and none of the dev files."""
     with zipfile.ZipFile(zip_path) as zf:
         names = set(zf.namelist())
         generated = tomllib.loads(zf.read("blender_manifest.toml").decode())["build"]["generated"]
@@ -128,8 +158,14 @@ def check_zip(zip_path: Path) -> None:
     if "__init__.py" not in names:
         problems.append("has no __init__.py")
     expected = {w.removeprefix("./") for w in generated["wheels"]}
-    if not expected:
-        problems.append(f"bundles no wheel for {generated['platforms']}")
+    (platform,) = generated["platforms"]
+    for package, version in versions.items():
+        prefix = "wheels/" + wheel_prefix(package, version)
+        found = sorted(w for w in expected if w.startswith(prefix))
+        if len(found) != 1:
+            problems.append(f"bundles {len(found)} {package} {version} wheels for {platform}, not 1: {found}")
+        elif not wheel_fits(found[0], platform):
+            problems.append(f"bundles {found[0]}, not a {platform} wheel")
     problems += [f"misses {w}" for w in sorted(expected - names)]
     problems += [f"has unexpected wheel {n}" for n in sorted(names)
                  if n.endswith(".whl") and n not in expected]
@@ -138,29 +174,38 @@ def check_zip(zip_path: Path) -> None:
 
 
 def build(output_dir: Path, platforms: list[str] | None) -> list[Path]:
-    """Zips for `platforms` (None: every platform PyPI has a wheel for)."""
-    version = pinned_mujoco_version()
-    print(f"mujoco-core {version}, Python {PYTHON_VERSION}")
+    """Zips for `platforms` (None: every platform PyPI has all the wheels for)."""
+    versions = pinned_versions()
+    print(", ".join(f"{package} {version}" for package, version in versions.items())
+          + f"; Python {PYTHON_VERSION}")
 
     # All platforms, whatever --platform says: the manifest must list the full set.
-    wheels = {}
+    wheels: dict[str, list[str]] = {}  # platform -> its wheel of every BUNDLED package
+    lacking: dict[str, str] = {}  # platform -> the first package PyPI has no wheel of for it
     for platform in PIP_PLATFORMS:
-        wheel = ensure_wheel(version, platform)
-        if wheel:
-            wheels[platform] = wheel
-            print(f"  {platform:12s} {wheel}")
+        found = []
+        for package, version in versions.items():  # (mujoco-core first: it has the fewest platforms)
+            wheel = ensure_wheel(package, version, platform)
+            if wheel is None:
+                lacking[platform] = f"{package} {version}"
+                break
+            found.append(wheel)
+        if platform in lacking:
+            print(f"  {platform:12s} NOTE: PyPI has no {lacking[platform]} wheel; no zip for this platform")
         else:
-            print(f"  {platform:12s} NOTE: PyPI has no mujoco-core {version} wheel; no zip for this platform")
+            wheels[platform] = found
+            print(f"  {platform:12s} " + ", ".join(found))
     if not wheels:
-        raise BuildError("no mujoco-core wheel could be downloaded")
+        raise BuildError("no platform has a wheel of every bundled package: " + ", ".join(BUNDLED))
     if platforms is None:
         platforms = list(wheels)
     elif unavailable := set(platforms) - set(wheels):
-        raise BuildError(f"no mujoco-core {version} wheel for {sorted(unavailable)}")
-    for stale in set(p.name for p in WHEELS.glob("*.whl")) - set(wheels.values()):
+        raise BuildError("no wheel for " + "; ".join(f"{p}: {lacking[p]}" for p in sorted(unavailable)))
+    used = {wheel for found in wheels.values() for wheel in found}
+    for stale in set(p.name for p in WHEELS.glob("*.whl")) - used:
         print(f"removing stale wheels/{stale}")
         (WHEELS / stale).unlink()
-    update_manifest_wheels(list(wheels.values()))
+    update_manifest_wheels(sorted(used))
 
     blender_ext = blender_ext_path()
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -175,14 +220,14 @@ def build(output_dir: Path, platforms: list[str] | None) -> list[Path]:
     for zip_path in sorted(output_dir.glob("mjblend-*.zip")):
         platform = zip_path.stem.rsplit("-", 1)[-1].replace("_", "-")  # mjblend-0.1.0-linux_x64
         if platform not in platforms:
-            # Not asked for, or no wheel: the manifest still declares every platform,
-            # and a zip without mujoco would install but not work.
+            # Not asked for, or a wheel missing: the manifest still declares every
+            # platform, and a zip without mujoco (or zmq) would install but not work.
             zip_path.unlink()
             continue
         proc = run([sys.executable, blender_ext, "validate", zip_path])
         if proc.returncode != 0:
             raise BuildError(f"blender_ext.py validate {zip_path.name} failed:\n{proc.stdout}{proc.stderr}")
-        check_zip(zip_path)
+        check_zip(zip_path, versions)
         zips.append(zip_path)
     missing = set(platforms) - {z.stem.rsplit("-", 1)[-1].replace("_", "-") for z in zips}
     if missing:
