@@ -46,6 +46,7 @@ import functools
 import mmap
 import multiprocessing
 import os
+import shutil
 import socket
 import statistics
 import struct
@@ -346,6 +347,8 @@ class Served:
         self.req.close()
         self.bridge.stop()
         self.host.close()
+        if self.shm_dir is not None:
+            shutil.rmtree(self.shm_dir, ignore_errors=True)
 
 
 class EchoServer:
