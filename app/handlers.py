@@ -5,7 +5,7 @@ from bpy.app.handlers import persistent
 
 from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
-from ..live import scene_session
+from ..live import bridge_host, scene_session
 from ..sync import instancer
 from ..authoring import validation
 
@@ -42,6 +42,12 @@ def end_simulations(*_args):
     """File load, undo and redo replace the objects a simulation is bound to: end
     it first, putting back the authored poses (so undo never records simulated ones)."""
     scene_session.drop_all(restore=True)
+
+
+@persistent
+def stop_bridge(*_args):
+    """A file load replaces the scene the bridge serves: it stops (sockets closed)."""
+    bridge_host.stop()
 
 
 @persistent
@@ -96,6 +102,7 @@ HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
             (bpy.app.handlers.save_pre, pack_generated_images),
             (bpy.app.handlers.save_pre, save_authored_poses),
             (bpy.app.handlers.save_post, resume_simulated_poses),
+            (bpy.app.handlers.load_pre, stop_bridge),
             (bpy.app.handlers.load_pre, end_simulations),
             (bpy.app.handlers.undo_pre, end_simulations),
             (bpy.app.handlers.redo_pre, end_simulations),
@@ -116,6 +123,7 @@ def register():
 
 
 def unregister():
+    bridge_host.stop()
     scene_session.drop_all(restore=True)
     for handlers, function in HANDLERS:
         if function in handlers:

@@ -74,11 +74,18 @@ def threaded_default() -> bool:
 class LiveSimulation:
     """The simulation of one scene and its binding to the scene's objects."""
 
-    def __init__(self, owner: SceneSession, threaded: bool | None = None):
+    def __init__(self, owner: SceneSession, threaded: bool | None = None, for_bridge: bool = False):
         self.owner = owner
         self.scene = owner.scene
         self.name = owner.scene.name
         self.threaded = threaded_default() if threaded is None else threaded
+        # served over the bridge: every model root attached with its entity prefix
+        # (compile_spec.build_spec's entity_prefixes); see `serve_bridge`
+        self.for_bridge = for_bridge
+        # ((model, its roots' entity prefixes), the one before): what the bridge reads
+        # from its own thread, made here on the main thread (a recompile's model may
+        # reach the runner a moment after it is bound)
+        self.served_prefixes: tuple = ()
         self.runner: Runner | None = None
         self.model: mujoco.MjModel | None = None  # the model of the current binding
         self.error = ""  # the last failed recompile, shown in the panels
@@ -126,7 +133,7 @@ class LiveSimulation:
                                   "(File > Import > MuJoCo, or add a model root)")
         warnings: list[str] = []
         try:
-            if len(roots) == 1:
+            if len(roots) == 1 and not self.for_bridge:
                 try:
                     spec, updated = self.owner.scans.spec(roots[0], warnings)
                 except scene_scan.ScanError as error:  # named like build_spec names it
@@ -136,7 +143,7 @@ class LiveSimulation:
             signature = tuple(scene_scan.structure_signature(r) for r in roots)
             if not edited and signature == self._signature:
                 return None, 0, self._scanners, roots, warnings
-            built = compile_spec.build_spec(roots, warnings, held=self.held)
+            built = compile_spec.build_spec(roots, warnings, held=self.held, entity_prefixes=self.for_bridge)
             spec, scanners = built.spec, built.scanners
             self._signature = signature
             return spec, None, scanners, roots, warnings
@@ -164,6 +171,8 @@ class LiveSimulation:
             spec_io.set_attr(model.opt, attr, value)
         self.display.clear()  # its groups are of the old binding
         ids = self._bind(model, scanners, roots, data)
+        if self.for_bridge:
+            self.served_prefixes = ((model, compile_spec.bridge_prefixes(roots)), *self.served_prefixes[:1])
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
             session = Session(model, ids, keyframe=keyframe, data=data)
@@ -186,6 +195,18 @@ class LiveSimulation:
             self.runner.wait(seq, SHOW_WAIT)
         self.show(force=True)
         return True
+
+    def serve_bridge(self) -> None:
+        """Compile for the bridge from now on (every model root attached with its entity
+        prefix), the state carried over as for any edit; SimulationError (and the model
+        as it was) if the scene does not compile now."""
+        if self.for_bridge:
+            return
+        self.for_bridge = True
+        if not self.compile(edited=True):
+            self.for_bridge = False
+            objects = [self.scene.objects[n] for n in self.error_objects if n in self.scene.objects]
+            raise SimulationError(self.error or "The scene does not compile for the bridge", objects)
 
     @property
     def settings(self):
@@ -225,11 +246,12 @@ class LiveSimulation:
         self.by_id = {(kind, i): objects[p] for p, (kind, i) in ids.items()}
         self.body_ids = {p: i for p, (kind, i) in ids.items() if kind == "body"}
         self.actuator_ids = {p: i for p, (kind, i) in ids.items() if kind == "actuator"}
-        world_frames = {root.as_pointer(): _world_frame(root, len(roots) > 1) for root in roots}
-        # MuJoCo's world in Blender's: the root's frame for one model, the identity for several
+        attached = len(roots) > 1 or self.for_bridge  # (build_spec attached them where they stand)
+        world_frames = {root.as_pointer(): _world_frame(root, attached) for root in roots}
+        # MuJoCo's world in Blender's: the root's frame for one model, the identity for attached ones
         loc, rot, _scale = roots[0].matrix_world.decompose()
-        self.world = Matrix.LocRotScale(loc, rot, None) if len(roots) == 1 else Matrix.Identity(4)
-        moved = len(roots) == 1 and not _is_identity(self.world)
+        self.world = Matrix.LocRotScale(loc, rot, None) if not attached else Matrix.Identity(4)
+        moved = not attached and not _is_identity(self.world)
         self.world_quat = np.array(rot) if moved else None
         self.world_pos = np.array(loc) if moved else None
 
@@ -794,11 +816,18 @@ def ensure(scene) -> LiveSimulation:
     return owner.simulation
 
 
+# Called with a simulation about to be dropped, before its runner stops (a bridge
+# serving it stops first: live/bridge_host.py)
+DROP_LISTENERS: list = []
+
+
 def drop(live: LiveSimulation, restore: bool = True) -> bool:
     """End a simulation: its physics thread joined, no instancer left; with
     `restore`, objects go back to their authored poses. (The scene session stays:
     its scans and validation are still good.) False if the thread would not end
     (MuJoCo stuck in a step: it ends when the step returns)."""
+    for listener in list(DROP_LISTENERS):
+        listener(live)
     ended = live.stop_runner()
     try:
         if restore:

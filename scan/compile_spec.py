@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import mujoco
 
+from ..bridge.host import prefix_of
 from ..components import spec_io
 from ..engine import arena
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
@@ -31,12 +32,14 @@ class SceneSpec:
 
 
 def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
-               held: dict | None = None) -> SceneSpec:
+               held: dict | None = None, entity_prefixes: bool = False) -> SceneSpec:
     """One spec for the given model roots: the first as is, others attached with a
     prefix, each where its root stands. `find_painted_textures` reads every texture's
     pixels to find those painted or made in Blender (the export does; a simulation
     does not); `held` the authored poses of the objects a running simulation moves
-    (see scene_scan.ScanCache)."""
+    (see scene_scan.ScanCache). `entity_prefixes` (a simulation the bridge serves):
+    every root attached, even a single one, with its `bridge_prefixes` name and "_",
+    as URLab's client finds an entity's elements (`<prefix>_<name>`)."""
     if not roots:
         raise CompileError("nothing to export: no MuJoCo model root (import a model or add one)")
     scanners = []
@@ -45,7 +48,7 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
             scanners.append(scene_scan.Scanner(root, warnings, textures=find_painted_textures, held=held))
         except scene_scan.ScanError as error:
             raise CompileError(f"{root.name}: {error}", error.objects or [root]) from None
-    if len(scanners) == 1:
+    if len(scanners) == 1 and not entity_prefixes:
         (scanner,) = scanners
         return SceneSpec(scanner.spec, scanners, set(scanner.blender_meshes), dict(scanner.blender_textures))
     main = mujoco.MjSpec()
@@ -56,8 +59,9 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
         spec_io.props_to_settings(getattr(model, kind), main, kind)
     built = SceneSpec(main, scanners)
     used = set()
-    for root, scanner in zip(roots, scanners, strict=True):
-        prefix = _prefix(root.name, used)
+    prefixes = [p + "_" for p in bridge_prefixes(roots)] if entity_prefixes else None
+    for index, (root, scanner) in enumerate(zip(roots, scanners, strict=True)):
+        prefix = prefixes[index] if prefixes else _prefix(root.name, used)
         built.blender_meshes.update(prefix + name for name in scanner.blender_meshes)
         built.blender_textures.update({prefix + name: image
                                        for name, image in scanner.blender_textures.items()})
@@ -66,6 +70,15 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
         frame = main.worldbody.add_frame(pos=list(loc), quat=list(rot))
         main.attach(scanner.spec, prefix=prefix, frame=frame)
     return built
+
+
+def bridge_prefixes(roots) -> list[str]:
+    """Each model root's entity prefix on the bridge (bridge.host.prefix_of its name),
+    numbered where two would be the same ("arm.001" and "arm_001")."""
+    found: list[str] = []
+    for root in roots:
+        found.append(first_free(found, numbered(prefix_of(root.name), "_")))
+    return found
 
 
 def _prefix(name, used):

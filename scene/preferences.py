@@ -8,7 +8,9 @@ ADDON = __package__.rpartition(".")[0]  # the add-on's own module, however it is
 
 DEFAULTS = SimpleNamespace(spring_stiffness=1.0, history_seconds=10.0, history_megabytes=256,
                            physics_thread=True, step_limit=10_000_000, load_memory_gigabytes=0.0,
-                           load_seconds=300.0, recording_megabytes=2048)
+                           load_seconds=300.0, recording_megabytes=2048,
+                           bridge_address="127.0.0.1", bridge_request_port=5559, bridge_state_port=5555,
+                           bridge_transport="ZMQ")
 
 
 def get(context):

@@ -1,10 +1,10 @@
-"""MJBlend's add-on preferences: the mouse spring, the physics thread and its history, and
-the keymap entries."""
+"""MJBlend's add-on preferences: the mouse spring, the physics thread and its history, the
+bridge's address, ports and transport, and the keymap entries."""
 
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, IntProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
 from ..scene.preferences import ADDON, DEFAULTS
 from . import keymaps
@@ -50,6 +50,22 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         description="Seconds MuJoCo may take to read and compile a model at import before it is "
                     "given up (0: no limit; in a window, Esc cancels at any time)")
 
+    bridge_address: StringProperty(
+        name="Address", default=DEFAULTS.bridge_address,
+        description="Where the bridge listens: 127.0.0.1 takes clients on this computer only; "
+                    "another address (0.0.0.0: every network) lets other computers drive the scene")
+    bridge_request_port: IntProperty(
+        name="Request Port", default=DEFAULTS.bridge_request_port, min=1, max=65535,
+        description="The bridge's ZMQ request port (URLab's 5559)")
+    bridge_state_port: IntProperty(
+        name="State Port", default=DEFAULTS.bridge_state_port, min=1, max=65535,
+        description="The bridge's ZMQ state stream port (URLab's 5555)")
+    bridge_transport: EnumProperty(
+        name="Transport", default=DEFAULTS.bridge_transport, items=(
+            ("ZMQ", "ZMQ", "Requests and the state stream over ZMQ (TCP)"),
+            ("ZMQ_SHM", "ZMQ + Shared Memory",
+             "Also shared memory, for a client on this computer (Linux and macOS): faster round trips")))
+
     def draw(self, context):
         layout = self.layout
         layout.prop(self, "spring_stiffness")
@@ -59,6 +75,11 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         col.prop(self, "history_megabytes")
         col.prop(self, "step_limit")
         col.prop(self, "recording_megabytes")
+        col = layout.column(heading="Bridge")
+        col.prop(self, "bridge_address")
+        col.prop(self, "bridge_request_port")
+        col.prop(self, "bridge_state_port")
+        col.prop(self, "bridge_transport")
         col = layout.column(heading="Import")
         col.prop(self, "load_memory_gigabytes")
         col.prop(self, "load_seconds")

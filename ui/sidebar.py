@@ -11,7 +11,8 @@ import bpy
 import mujoco
 
 from ..components.schema import KINDS
-from ..live import scene_session
+from ..live import bridge_host, scene_session
+from ..scene import preferences
 from ..authoring import validation
 from ..sync import timeline
 
@@ -300,9 +301,61 @@ class MJBLEND_PT_timeline(_SidebarPanel, bpy.types.Panel):
         layout.operator("mujoco.import_trajectory", text="Import Trajectory", icon="IMPORT")
 
 
+class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
+    """Serve the simulation over the network (URLab's protocol): where, and what clients do."""
+
+    bl_idname = "MJBLEND_PT_bridge"
+    bl_label = "Bridge"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        info = bridge_host.status()
+        prefs = preferences.get(context)
+        if info is None:
+            layout.operator("mujoco.bridge_start", icon="URL")
+        else:
+            layout.operator("mujoco.bridge_stop", icon="CANCEL")
+        col = layout.column()
+        col.enabled = info is None  # (a running bridge keeps the address it was started with)
+        if hasattr(prefs, "bl_rna"):  # (the add-on's preferences: stored with Blender's)
+            col.label(text="Address")
+            col.prop(prefs, "bridge_address", text="")
+            sub = col.column(align=True)
+            sub.prop(prefs, "bridge_request_port")
+            sub.prop(prefs, "bridge_state_port")
+            col.prop(prefs, "bridge_transport", text="")
+        address = info["address"] if info else prefs.bridge_address
+        if not bridge_host.is_local(address):
+            warning = layout.column(align=True)
+            warning.alert = True
+            warning.label(text=f"{address} is not loopback:", icon="ERROR")
+            warning.label(text="other computers can connect")
+        if info is None:
+            layout.label(text="Not serving")
+            return
+        box = layout.box()
+        box.label(text=f"Serving {info['scene']}", icon="URL")
+        box.label(text="over ZMQ + shared memory" if info["shm"] else "over ZMQ")
+        box.label(text=f"Mode: {info['mode']}")
+        box.label(text=f"Sessions: {info['sessions']}")
+        box.label(text=f"Requests: {info['requests']:,}")
+        if info["errors"]:
+            box.label(text=f"Errors: {info['errors']:,}")
+        if info["last_op"]:
+            box.label(text=f"Last op: {info['last_op']}")
+        if info["last_error"]:
+            err = box.column(align=True)
+            err.alert = True
+            for line in textwrap.wrap(f"Last error: {info['last_error']}", 34)[:5]:
+                err.label(text=line)
+        box.label(text=f"Snapshots streamed: {info['published']:,}")
+        box.label(text=f"Snapshots dropped: {info['dropped']:,}")
+
+
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
            MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_model, MJBLEND_UL_keyframes,
-           MJBLEND_PT_keyframes)
+           MJBLEND_PT_keyframes, MJBLEND_PT_bridge)
 
 
 def register():

@@ -1,0 +1,271 @@
+"""The Blender side of the bridge: one scene's live simulation served over the network.
+
+`SceneHost` is what the bridge's dispatcher reads (bridge/host.py): the runner
+of the scene's `LiveSimulation`, the entity prefixes of its model roots, where
+recordings go. The dispatcher and the state stream call it from their own
+threads, so it never touches Blender data there: everything Blender knows
+(prefixes, folder, name) is read on the main thread, when the bridge starts
+and when the simulation compiles (`LiveSimulation.served_prefixes`).
+
+The simulation a bridge serves runs on a physics thread (the bridge's thread
+only queues commands and waits for the snapshot after them; an inline runner
+would apply them on that thread). Its model roots are attached with their
+prefixes (`LiveSimulation.for_bridge`), so URLab's client finds each entity's
+elements by `prefix + "_"`.
+
+One bridge per Blender session, kept here:
+
+    bridge_host.start(scene, address, request_port, state_port, ("zmq",))
+    bridge_host.status()    # what the Bridge panel shows, or None
+    bridge_host.stop()      # every socket closed, every thread joined
+
+It stops on file load and add-on disable (app/handlers.py) and whenever its
+simulation is dropped (stop, undo, a bake that keeps a recording, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+import bpy
+
+from ..bridge.host import Host
+from . import scene_session
+
+WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
+
+
+class BridgeError(Exception):
+    """The bridge cannot start (a taken port, a missing package, a scene that does not
+    compile): the message is for the user."""
+
+    def __init__(self, message: str, objects=()):
+        super().__init__(message)
+        self.objects = list(objects)
+
+
+class SceneHost(Host):
+    """One scene's simulation as the bridge serves it."""
+
+    def __init__(self, scene, live: scene_session.LiveSimulation, remote_stop: bool = False):
+        self.scene = scene  # (main thread only)
+        self.name = scene.name
+        self.remote_stop = remote_stop  # headless serving only: a client may stop it
+        self.live = live
+        self._recordings = recordings_folder()
+
+    def follow(self, live: scene_session.LiveSimulation) -> None:
+        """(Main thread) Serve `live` from now on (the scene's simulation restarted)."""
+        self.live = live
+
+    # -------------------------------------------------- the bridge's threads
+
+    def runner(self):
+        live = self.live
+        return live.runner if live is not None else None
+
+    def root_prefixes(self) -> list[str]:
+        """The prefixes of the model the runner runs (a recompile's model may reach the
+        runner a moment after the main thread bound it: the one before is kept too)."""
+        live = self.live
+        runner = live.runner if live is not None else None
+        served = live.served_prefixes if live is not None else ()
+        model = runner.session.model if runner is not None else None
+        for compiled, prefixes in served:
+            if compiled is model:
+                return list(prefixes)
+        return list(served[0][1]) if served else []
+
+    def compiled_files(self):
+        # Writing the scene as MJCF with its assets is the exporter's job on the main
+        # thread (it reads Blender data); not served: `include_assets` gets a clear error.
+        return None
+
+    def recordings_dir(self) -> str:
+        return self._recordings
+
+
+def recordings_folder() -> str:
+    """(Main thread) Where a client's recordings go: next to the .blend, else in the
+    temporary folder."""
+    if bpy.data.filepath:
+        stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
+        return os.path.join(os.path.dirname(bpy.data.filepath), f"{stem}_recordings")
+    return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
+
+
+def served_simulation(scene) -> scene_session.LiveSimulation:
+    """(Main thread) The scene's simulation, made ready for the bridge: on a physics
+    thread (an inline one, as in --background and the bpy module, is restarted
+    threaded) and compiled with entity prefixes (the state carried over). Raises
+    SimulationError if the scene does not simulate."""
+    live = scene_session.get(scene)
+    if live is not None and live.runner is not None and not live.runner.threaded:
+        scene_session.drop(live, restore=True)  # (the bridge never applies commands inline)
+        live = None
+    if live is None or live.runner is None:
+        owner = scene_session.of(scene)
+        owner.simulation = scene_session.LiveSimulation(owner, threaded=True, for_bridge=True)
+        return owner.simulation
+    live.serve_bridge()
+    return live
+
+
+# ------------------------------------------------------------ the one bridge
+
+
+@dataclass
+class Served:
+    bridge: object  # bridge.server.Bridge
+    host: SceneHost
+    requests_seen: int = 0  # (the watch redraws the panel when clients were served)
+
+
+_SERVED: Served | None = None
+
+
+def transports_of(choice: str) -> tuple[str, ...]:
+    """The preferences' transport choice as bridge.server.Bridge takes it."""
+    return ("zmq", "shm") if choice == "ZMQ_SHM" else ("zmq",)
+
+
+def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_port: int = 5555,
+          transports=("zmq",), remote_stop: bool = False) -> Served:
+    """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
+    bridge already running. BridgeError if it cannot (the message says why)."""
+    stop()
+    try:  # (pyzmq and msgpack are bundled with the extension; a legacy install may lack them)
+        from ..bridge.server import Bridge
+        from ..bridge.zmq_transport import PortInUse
+        if "shm" in transports:
+            from ..bridge import shm_transport  # noqa: F401  (Linux and macOS only)
+    except ImportError as error:
+        raise BridgeError(f"The bridge needs {error.name or 'a package'} ({error}): install the MJBlend "
+                          "extension zip, which bundles pyzmq and msgpack") from None
+    made = scene_session.running(scene) is None
+    try:
+        live = served_simulation(scene)
+    except scene_session.SimulationError as error:
+        raise BridgeError(str(error), error.objects) from None
+    host = SceneHost(scene, live, remote_stop)
+    try:
+        bridge = Bridge(host, address, request_port, state_port, transports)
+    except Exception as error:  # (a bad address, a shared-memory folder it cannot make)
+        raise BridgeError(f"The bridge cannot start: {error}") from None
+    try:
+        bridge.start()
+    except (PortInUse, OSError, ValueError) as error:
+        bridge.stop()  # (its sockets and ZMQ context: nothing left open)
+        if made:
+            scene_session.drop(live, restore=True)
+        message = str(error) if isinstance(error, PortInUse) else f"The bridge cannot start: {error}"
+        raise BridgeError(message) from None
+    except BaseException:
+        bridge.stop()
+        raise
+    global _SERVED
+    _SERVED = Served(bridge, host)
+    if not bpy.app.timers.is_registered(watch) and not bpy.app.background:
+        bpy.app.timers.register(watch, first_interval=WATCH_INTERVAL)
+    return _SERVED
+
+
+def stop() -> bool:
+    """(Main thread) Stop the bridge, if one runs: every socket closed, every thread
+    joined (the simulation goes on). True if one was running."""
+    global _SERVED
+    served, _SERVED = _SERVED, None
+    if served is None:
+        return False
+    served.bridge.stop()
+    return True
+
+
+def current() -> Served | None:
+    return _SERVED
+
+
+def status() -> dict | None:
+    """What the Bridge panel shows, or None when no bridge runs."""
+    served = _SERVED
+    if served is None:
+        return None
+    bridge, state = served.bridge, served.bridge.dispatcher.status
+    zmq = bridge.zmq
+    return {"scene": served.host.name, "address": bridge.address, "local": bridge.local_only,
+            "request_port": zmq.request_port, "state_port": zmq.state_port,
+            "shm": bridge.shm is not None, "mode": state.mode, "sessions": state.sessions,
+            "requests": state.requests, "errors": state.errors, "last_op": state.last_op,
+            "last_error": state.last_error, "published": bridge.stream.published,
+            "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set()}
+
+
+def is_local(address: str) -> bool:
+    """bridge.server.is_local, for the panel (which draws without pyzmq too)."""
+    try:
+        from ..bridge.server import is_local as local
+    except ImportError:
+        return address in ("127.0.0.1", "localhost", "::1")
+    return local(address)
+
+
+def dropped(live) -> None:
+    """A simulation is being dropped: the bridge serving it stops first (while its runner
+    still answers any request in flight)."""
+    served = _SERVED
+    if served is not None and served.host.live is live:
+        stop()
+
+
+def watch() -> float | None:
+    """(Main thread, on a timer in a window; the headless loop calls it) Stop a bridge
+    whose scene is gone; follow the scene's simulation if it was restarted; redraw the
+    panel when clients were served. The next interval, or None once no bridge runs."""
+    served = _SERVED
+    if served is None:
+        return None
+    host = served.host
+    try:
+        scene = host.scene
+        scene.name  # noqa: B018  (a deleted scene raises here)
+    except ReferenceError:
+        stop()
+        return None
+    live = scene_session.get(scene)
+    if live is None or live.runner is None:
+        stop()
+        return None
+    if live is not host.live:  # restarted without a drop of the served one
+        try:
+            if not live.runner.threaded:
+                raise scene_session.SimulationError("the scene's new simulation runs inline")
+            live.serve_bridge()
+        except scene_session.SimulationError as error:
+            print(f"MJBlend: the bridge stopped: {error}")
+            stop()
+            return None
+        host.follow(live)
+        served.bridge.follow(live.runner)
+    requests = served.bridge.dispatcher.status.requests
+    if requests != served.requests_seen and not bpy.app.background:
+        served.requests_seen = requests
+        for window in bpy.context.window_manager.windows:
+            for area in window.screen.areas:
+                if area.type == "VIEW_3D":
+                    area.tag_redraw()
+    return WATCH_INTERVAL
+
+
+def register():
+    if dropped not in scene_session.DROP_LISTENERS:
+        scene_session.DROP_LISTENERS.append(dropped)
+
+
+def unregister():
+    stop()
+    if bpy.app.timers.is_registered(watch):
+        bpy.app.timers.unregister(watch)
+    if dropped in scene_session.DROP_LISTENERS:
+        scene_session.DROP_LISTENERS.remove(dropped)
