@@ -458,13 +458,15 @@ class Bench:
         return client.run(**job)
 
     def round_trips(self, client, zmq_served, shm_served):
-        """Parts 1-4, interleaved per repeat."""
+        """Parts 1-4 (the ZMQ server's or the shared-memory one's), the baselines
+        measured between repeats."""
         args = self.args
-        request = pack(step_request(zmq_served.session_id, zmq_served.prefix, self.ctrls[0]))
-        zmq_served.call("reset")
-        reply = zmq_served._call(request)
+        served = zmq_served or shm_served
+        request = pack(step_request(served.session_id, served.prefix, self.ctrls[0]))
+        served.call("reset")
+        reply = served._call(request)
         echo = EchoServer(reply)
-        frames = [pack(step_request(zmq_served.session_id, zmq_served.prefix, c)) for c in self.ctrls]
+        frames = [pack(step_request(served.session_id, served.prefix, c)) for c in self.ctrls]
         figures = {"step": [], "echo": [], "zmq": [], "zmq wire": [], "pack": [], "unpack": [], "shm": []}
         same, torn = True, 0
         shm_error = None
@@ -474,12 +476,13 @@ class Bench:
                 figures["step"].append(median_us(steps))
                 echoed = client.run(kind="echo", port=echo.port, frames=frames)
                 figures["echo"].append(median_us(echoed["times"]))
-                result = self.client_steps(client, zmq_served, "zmq")
-                figures["zmq"].append(median_us(round_trip(result)))
-                figures["zmq wire"].append(median_us(result["wire"]))
-                figures["pack"].append(median_us(result["pack"]))
-                figures["unpack"].append(median_us(result["unpack"]))
-                same &= bool(np.array_equal(np.asarray(result["qpos"]), qpos))
+                if zmq_served is not None:
+                    result = self.client_steps(client, zmq_served, "zmq")
+                    figures["zmq"].append(median_us(round_trip(result)))
+                    figures["zmq wire"].append(median_us(result["wire"]))
+                    figures["pack"].append(median_us(result["pack"]))
+                    figures["unpack"].append(median_us(result["unpack"]))
+                    same &= bool(np.array_equal(np.asarray(result["qpos"]), qpos))
                 if shm_served is not None and shm_error is None:
                     try:
                         result = self.client_steps(client, shm_served, "shm")
@@ -622,19 +625,24 @@ def main():
         client, viewer = Child(), Child()
         stack.callback(viewer.close)
         stack.callback(client.close)
-        zmq_served = Served(bench, bench.path)
-        stack.callback(zmq_served.close)
+        # one server at a time: a second one's threads (its shared-memory poller, its
+        # parked physics thread) would take the one core from the server measured
         shm_served, shm_error = None, None
         try:
             shm_served = Served(bench, bench.path, transports=("zmq", "shm"))
-            stack.callback(shm_served.close)
+            shm_served.call("set_mode", mode="direct")
+            shm_figures, shm_same, torn, _sizes, shm_error = bench.round_trips(client, None, shm_served)
         except Exception as error:  # noqa: BLE001 (reported as "not available")
-            shm_error = f"{type(error).__name__}: {error}"
-        for served in (zmq_served, shm_served):
-            if served is not None:
-                served.call("set_mode", mode="direct")
-        figures, same, torn, sizes, late_error = bench.round_trips(client, zmq_served, shm_served)
-        shm_error = shm_error or late_error
+            shm_error, shm_figures, shm_same, torn = f"{type(error).__name__}: {error}", {}, True, 0
+        finally:
+            if shm_served is not None:
+                shm_served.close()
+        zmq_served = Served(bench, bench.path)
+        stack.callback(zmq_served.close)
+        zmq_served.call("set_mode", mode="direct")
+        figures, same, _torn, sizes, _error = bench.round_trips(client, zmq_served, None)
+        figures.update({key: value for key, value in shm_figures.items() if key == "shm"})
+        same &= shm_same
         step, echo, rt = figures["step"], figures["echo"], figures["zmq"]
         print(f"   request {sizes[0]} bytes, reply {sizes[1]} bytes (standard observations)")
         zmq_target, shm_target = ECHO_FACTOR * (echo + step), SHM_BUDGET_US + step

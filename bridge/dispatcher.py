@@ -112,12 +112,15 @@ class Dispatcher:
         self.status = Status()
         self.model = None  # the model the sessions were given (a recompile expires them)
         self.entities: list = []
+        self.by_prefix: dict = {}
         self.recorder: Recorder | None = None
         self.recordings: dict = {}  # name -> engine Recording (saved or loaded)
         self.active_replay = ""
         self._replay: threading.Thread | None = None
         self._replay_stop = threading.Event()
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
+        self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
+        self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         self.ops = self._catalogue()
 
     # ------------------------------------------------------------------ entry
@@ -141,7 +144,8 @@ class Dispatcher:
             try:
                 return encode(reply, encoding)
             except (TypeError, ValueError) as bug:
-                return encode(self._failed("internal_error", f"the reply could not be encoded: {bug}"), MSGPACK)
+                failed = self._failed("internal_error", f"the reply could not be encoded: {bug}")
+                return encode(failed, MSGPACK)
 
     def handle(self, request: dict) -> dict:
         """A decoded request -> its reply map (tests and in-process callers)."""
@@ -180,7 +184,8 @@ class Dispatcher:
         sid = request.get("session_id")
         if not isinstance(sid, str) or sid not in self.sessions:
             raise ProtocolError("session_expired", "unknown or expired session_id: send 'hello' first"
-                                if sid is None else f"session {str(sid)[:40]!r} is not active: send 'hello' again")
+                                if sid is None
+                                else f"session {str(sid)[:40]!r} is not active: send 'hello' again")
         runner = self._runner()
         if runner.session.model is not self.model:
             self.sessions.clear()
@@ -193,8 +198,46 @@ class Dispatcher:
     def _runner(self):
         runner = self.host.runner()
         if runner is None:
-            raise ProtocolError("not_ready", "no simulation is running (start it in Blender, or restart the bridge)")
+            raise ProtocolError("not_ready",
+                                "no simulation is running (start it in Blender, or restart the bridge)")
+        if self.mode != "live" and not runner.lent:  # (a new runner: Blender restarted the simulation)
+            self._borrow(runner)
         return runner
+
+    def _borrow(self, runner) -> None:
+        """Direct and puppet modes: the bridge steps the simulation on its own thread
+        (Runner.lend), two thread switches per request fewer."""
+        if not runner.lend(self.step_timeout):
+            raise ProtocolError("step_timeout", f"the simulation stayed busy for {self.step_timeout:g} s "
+                                "(a long step or simulate in Blender?): try again")
+        self._borrowed = runner
+
+    def _give_back(self) -> None:
+        runner, self._borrowed = self._borrowed, None
+        if runner is not None:
+            runner.give_back()
+
+    def _state(self, runner):
+        """The state now: read directly while lent, else the newest snapshot."""
+        return observations.LiveState(runner) if runner.lent else runner.latest
+
+    @property
+    def lent(self) -> bool:
+        """Whether the bridge owns the simulation now (transports then call `idle` often)."""
+        return self._borrowed is not None
+
+    def idle(self) -> None:
+        """A transport has had no request for a moment: while the bridge owns the
+        simulation, apply what others sent it (Blender's UI: a drag, Reset, Play).
+        Play hands the simulation back (live mode): the user in Blender wins."""
+        with self.lock:
+            runner = self._borrowed
+            if runner is None or runner is not self.host.runner():
+                return
+            runner.serve_queue()
+            if runner.session.playing:
+                self._give_back()
+                self.mode = self.status.mode = "live"
 
     # ------------------------------------------------------------- catalogue
 
@@ -221,7 +264,8 @@ class Dispatcher:
                                  reply=("body:string", "pos:list", "quat:list")),
             "read_mocap_pose": Op(self.op_read_mocap_pose, namespace="runtime", required=("body",),
                                   reply=("body:string", "pos:list", "quat:list")),
-            "get_contacts": Op(self.op_get_contacts, namespace="runtime", reply=("contacts:list", "truncated:bool")),
+            "get_contacts": Op(self.op_get_contacts, namespace="runtime",
+                               reply=("contacts:list", "truncated:bool")),
             "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:list",)),
             "set_sim_options": Op(self.op_set_sim_options, namespace="runtime", required=("options",),
                                   reply=("opt:map",)),
@@ -231,7 +275,8 @@ class Dispatcher:
             "recording_save": Op(self.op_recording_save, namespace="recording", required=("path",),
                                  reply=("absolute_path:string",)),
             "recording_clear": Op(self.op_recording_clear, namespace="recording"),
-            "replay_load": Op(self.op_replay_load, namespace="replay", required=("path",), reply=("name:string",)),
+            "replay_load": Op(self.op_replay_load, namespace="replay", required=("path",),
+                              reply=("name:string",)),
             "replay_list_sessions": Op(self.op_replay_list, namespace="replay", reply=("sessions:list",)),
             "replay_set_active": Op(self.op_replay_set_active, namespace="replay", required=("name",)),
             "replay_start": Op(self.op_replay_start, namespace="replay",
@@ -253,6 +298,7 @@ class Dispatcher:
             self.sessions.clear()
             self.model = model
             self.entities = scene_entities(model, self.host.root_prefixes())
+            self.by_prefix = {e.prefix: e for e in self.entities}
         session = ClientSession(uuid.uuid4().hex, encoding, level)
         self.sessions[session.id] = session
         while len(self.sessions) > MAX_SESSIONS:
@@ -300,7 +346,8 @@ class Dispatcher:
     def _level(self, request: dict, default: str) -> str:
         level = fields.string(request, "observations", default)
         if level not in observations.LEVELS:
-            raise ProtocolError("bad_value", f"'observations' must be one of {', '.join(observations.LEVELS)}")
+            raise ProtocolError("bad_value",
+                                f"'observations' must be one of {', '.join(observations.LEVELS)}")
         return level
 
     def _reply(self, op: str, shot, request: dict, session) -> dict:
@@ -311,8 +358,18 @@ class Dispatcher:
         self._level(request, "standard")
 
     def _send(self, runner, command, what: str):
-        """Send `command` and return the snapshot published after it (step_timeout
-        if the runner does not get to it in time)."""
+        """Apply `command` and return the state after it: a snapshot published after
+        it, or (direct and puppet modes, the simulation lent to the bridge) the
+        state itself, the command run on this thread. step_timeout if the physics
+        thread does not get to it in time."""
+        if runner.lent:
+            try:
+                runner.run_here(command)
+            except ValueError as problem:
+                raise ProtocolError("bad_value", f"{what}: {problem}") from None
+            state = observations.LiveState(runner)
+            self.on_state(state)
+            return state
         seq = runner.send(command)
         if not runner.wait(seq, self.step_timeout):
             raise ProtocolError("step_timeout", f"{what} did not finish within {self.step_timeout:g} s "
@@ -325,9 +382,10 @@ class Dispatcher:
     def _controls(self, request: dict):
         """(values, actuator ids) of the request's per-entity ctrl / ctrl_map, or
         (None, None) if it sends none. Checked whole before anything is applied."""
-        blocks = fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None) or {}
+        blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
+                  or {})
         index, values, bodies, wrenches = [], [], [], []
-        by_prefix = {e.prefix: e for e in self.entities}
+        by_prefix = self.by_prefix
         model = self.model
         for prefix, block in blocks.items():
             entity = by_prefix.get(prefix)
@@ -338,6 +396,9 @@ class Dispatcher:
                 raise ProtocolError("bad_value", f"per_articulation[{prefix!r}] must be a map")
             if block.get("ctrl") is not None:
                 ctrl = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
+                if not index and len(blocks) == 1 and block.get("ctrl_map") is None \
+                        and block.get("xfrc_applied") is None:
+                    return ctrl, entity.actuators, (), None  # (the common case, no lists built)
                 index.extend(entity.actuators.tolist())
                 values.extend(ctrl.tolist())
             ctrl_map = block.get("ctrl_map")
@@ -357,7 +418,8 @@ class Dispatcher:
                     body = self._body(model, name, entity)
                     bodies.append(body)
                     wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
-        return ((np.asarray(values) if index else None), (np.asarray(index, dtype=np.int64) if index else None),
+        return ((np.asarray(values) if index else None),
+                (np.asarray(index, dtype=np.int64) if index else None),
                 tuple(bodies), (np.asarray(wrenches) if bodies else None))
 
     def _body(self, model, name, entity=None) -> int:
@@ -388,7 +450,8 @@ class Dispatcher:
             ctrl = fields.vector(request, "ctrl", model.nu, None)
             when = fields.number(request, "time", None)
             if qpos is None:
-                raise ProtocolError("missing_field", "a puppet step sends the full qpos (and qvel, ctrl, time)")
+                raise ProtocolError("missing_field",
+                                    "a puppet step sends the full qpos (and qvel, ctrl, time)")
             command = commands.PushState(qpos, qvel, ctrl, when)
             shot = self._send(runner, command, "the pushed state")
             reply = self._reply("step_ok", shot, request, session)
@@ -413,7 +476,7 @@ class Dispatcher:
             shot = self._send(runner, commands.SetControls(values, index), "the controls")
             start = shot.frame
         if not runner.playing or count == 0:
-            return self._reply("step_ok", runner.latest, request, session)
+            return self._reply("step_ok", self._state(runner), request, session)
         shot = runner.wait_frame(start + count, self.step_timeout)
         if shot is None:
             raise ProtocolError("step_timeout", f"no {count} new snapshots within {self.step_timeout:g} s "
@@ -437,7 +500,7 @@ class Dispatcher:
         index, values = self._qpos_overrides(request)
         self._send(runner, commands.Reset(keyframe), "the reset")
         shot = self._send(runner, commands.SetQpos(index, values), "the qpos") if index is not None \
-            else runner.latest
+            else self._state(runner)
         return self._reply("reset_ok", shot, request, session)
 
     def _named(self, obj, name: str) -> int:
@@ -453,14 +516,15 @@ class Dispatcher:
         per = fields.mapping(request, "per_articulation_qpos", None)
         if not per:
             return None, None
-        by_prefix = {e.prefix: e for e in self.entities}
+        by_prefix = self.by_prefix
         index, values = [], []
         for prefix, joints in per.items():
             entity = by_prefix.get(prefix)
             if entity is None:
                 raise ProtocolError("unknown_articulation", f"no entity {prefix!r}")
             if not isinstance(joints, dict):
-                raise ProtocolError("bad_value", f"per_articulation_qpos[{prefix!r}] must be a map of joint: qpos")
+                raise ProtocolError("bad_value",
+                                    f"per_articulation_qpos[{prefix!r}] must be a map of joint: qpos")
             for joint, value in joints.items():
                 if joint not in entity.joint_names:
                     raise ProtocolError("unknown_joint", f"{prefix} has no joint {joint!r}")
@@ -480,7 +544,7 @@ class Dispatcher:
         return self._reply("forward_ok", shot, request, session)
 
     def op_get_state(self, request, session) -> dict:
-        return self._reply("get_state_ok", self._runner().latest, request, session)
+        return self._reply("get_state_ok", self._state(self._runner()), request, session)
 
     # -------------------------------------------------------------- runtime
 
@@ -500,7 +564,13 @@ class Dispatcher:
         self.status.mode = self.mode
         if self.mode != "puppet":
             self._stop_replay()
-        self._send(runner, commands.Play() if self.mode == "live" else commands.Pause(), "the mode change")
+        if self.mode == "live":
+            self._give_back()
+            self._send(runner, commands.Play(), "the mode change")
+        else:
+            self._send(runner, commands.Pause(), "the mode change")
+            if not runner.lent:
+                self._borrow(runner)
         return {"op": "set_mode_ok", "previous_mode": self._word(previous, request),
                 "current_mode": self._word(self.mode, request)}
 
@@ -516,12 +586,13 @@ class Dispatcher:
 
     def op_set_qpos(self, request, session) -> dict:
         target = fields.string(request, "target", None) or fields.string(request, "articulation", None)
-        by_prefix = {e.prefix: e for e in self.entities}
+        by_prefix = self.by_prefix
         if target is None and len(by_prefix) == 1:
             target = next(iter(by_prefix))
         entity = by_prefix.get(target)
         if entity is None:
-            raise ProtocolError("unknown_articulation", f"no entity {target!r} (known: {', '.join(by_prefix)})")
+            raise ProtocolError("unknown_articulation",
+                                f"no entity {target!r} (known: {', '.join(by_prefix)})")
         if not len(entity.joints):
             raise ProtocolError("no_joints", f"{target} has no joints")
         qpos = request.get("qpos")
@@ -533,7 +604,8 @@ class Dispatcher:
         else:
             index = entity.qpos_index
             if isinstance(qpos, list) and len(qpos) != len(index):
-                raise ProtocolError("dim_mismatch", f"qpos has {len(qpos)} values; {target} takes {len(index)}"
+                raise ProtocolError("dim_mismatch",
+                                    f"qpos has {len(qpos)} values; {target} takes {len(index)}"
                                     + (" (or 7 for its free base)" if free else ""))
         values = fields.as_vector(qpos, "'qpos'", len(index))
         self._send(self._runner(), commands.SetQpos(index, values), "set_qpos")
@@ -552,7 +624,7 @@ class Dispatcher:
 
     def op_set_mocap_pose(self, request, session) -> dict:
         name, mocap = self._mocap(request)
-        shot = self._runner().latest
+        shot = self._state(self._runner())
         pos = fields.vector(request, "pos", 3, None)
         quat = fields.vector(request, "quat", 4, None)
         if pos is None and quat is None:
@@ -566,11 +638,12 @@ class Dispatcher:
         quat = shot.mocap_quat[mocap] if quat is None else quat
         shot = self._send(self._runner(), commands.SetMocap((mocap,), np.array([pos]), np.array([quat])),
                           "the mocap pose")
-        return {"op": "set_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap], "quat": shot.mocap_quat[mocap]}
+        return {"op": "set_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap].tolist(),
+                "quat": shot.mocap_quat[mocap].tolist()}
 
     def op_read_mocap_pose(self, request, session) -> dict:
         name, mocap = self._mocap(request)
-        shot = self._runner().latest
+        shot = self._state(self._runner())
         return {"op": "read_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap],
                 "quat": shot.mocap_quat[mocap]}
 
@@ -579,7 +652,8 @@ class Dispatcher:
         wanted = fields.mapping(request, "filter", None) or {}
         for key in wanted:
             if key not in ("body1", "body2", "geom1", "geom2") or not isinstance(wanted[key], str):
-                raise ProtocolError("bad_value", f"filter keys are body1, body2, geom1, geom2 (names); not {key!r}")
+                raise ProtocolError("bad_value",
+                                    f"filter keys are body1, body2, geom1, geom2 (names); not {key!r}")
         found: dict = {}
 
         def read(sim):  # (on the runner's thread: mj_contactForce reads MjData)
@@ -593,7 +667,8 @@ class Dispatcher:
         keys = []
         for k in range(model.nkey):
             keys.append({"name": mujoco.mj_id2name(model, OBJ.mjOBJ_KEY, k) or "", "id": k,
-                         "time": float(model.key_time[k]), "qpos": model.key_qpos[k], "qvel": model.key_qvel[k],
+                         "time": float(model.key_time[k]), "qpos": model.key_qpos[k],
+                         "qvel": model.key_qvel[k],
                          "ctrl": model.key_ctrl[k], "mocap_pos": model.key_mpos[k].ravel(),
                          "mocap_quat": model.key_mquat[k].ravel()})
         return {"op": "list_keyframes_ok", "keyframes": keys}
@@ -615,7 +690,8 @@ class Dispatcher:
                 attribute, words = ENUM_OPTIONS[key]
                 word = fields.string(wrapped, key)
                 if word not in words:
-                    raise ProtocolError("bad_value", f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
+                    raise ProtocolError("bad_value",
+                                        f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
                 changes.append((attribute, words[word]))
             elif key in ("enable_multiccd", "enable_sleep", "num_worker_threads", "sleep_tolerance"):
                 raise ProtocolError("unsupported", f"option {key!r} is not served by MJBlend")
@@ -682,7 +758,8 @@ class Dispatcher:
         name = getattr(self, "_recording_name", "live")
         recording = self.recordings.get(name)
         if recording is None:
-            raise ProtocolError("recording_not_active", "nothing recorded yet: recording_start, then recording_stop")
+            raise ProtocolError("recording_not_active",
+                                "nothing recorded yet: recording_start, then recording_stop")
         path = self._path(request, must_exist=False)
         if path.endswith(".json"):
             path = path[:-5] + ".npz"  # (URLab's .json name: saved as MJBlend's .npz, said in the reply)
@@ -692,7 +769,8 @@ class Dispatcher:
             writer(path, recording, self.model)
         except trajectory.TrajectoryError as problem:
             raise ProtocolError("path_not_writable", str(problem)) from None
-        return {"op": "recording_save_ok", "absolute_path": os.path.abspath(path), "frame_count": len(recording)}
+        return {"op": "recording_save_ok", "absolute_path": os.path.abspath(path),
+                "frame_count": len(recording)}
 
     def op_recording_clear(self, request, session) -> dict:
         if self.recorder is not None:
@@ -724,10 +802,12 @@ class Dispatcher:
 
     def op_replay_start(self, request, session) -> dict:
         if self.mode == "live":
-            raise ProtocolError("replay_requires_stepped", "replay needs direct or puppet mode (set_mode first)")
+            raise ProtocolError("replay_requires_stepped",
+                                "replay needs direct or puppet mode (set_mode first)")
         recorded = self.recordings.get(self.active_replay)
         if recorded is None:
-            raise ProtocolError("replay_session_not_found", "no recording to replay: record or replay_load one")
+            raise ProtocolError("replay_session_not_found",
+                                "no recording to replay: record or replay_load one")
         self._stop_replay()
         qpos = recorded.qpos
         qvel = recorded.part("qvel") if hasattr(recorded, "part") else recorded.qvel
@@ -742,11 +822,18 @@ class Dispatcher:
                 due = start + (times[row] - times[0])
                 if self._replay_stop.wait(max(0.0, due - time.perf_counter())):
                     return
-                runner.send(commands.PushState(qpos[row], None if qvel is None else qvel[row],
-                                               None if ctrl is None else ctrl[row], float(times[row])))
+                push = commands.PushState(qpos[row], None if qvel is None else qvel[row],
+                                          None if ctrl is None else ctrl[row], float(times[row]))
+                with self.lock:  # (the simulation is lent to the bridge in puppet mode: apply it here)
+                    if runner.lent:
+                        runner.run_here(push)
+                        self.on_state(observations.LiveState(runner))
+                    else:
+                        runner.send(push)
         self._replay = threading.Thread(target=play, name="MJBlend bridge replay", daemon=True)
         self._replay.start()
-        return {"op": "replay_start_ok", "active_session": self.active_replay, "total_frames": int(len(times))}
+        return {"op": "replay_start_ok", "active_session": self.active_replay,
+                "total_frames": int(len(times))}
 
     def _stop_replay(self) -> None:
         self._replay_stop.set()
@@ -762,6 +849,8 @@ class Dispatcher:
         """The server stops: a replay ends, a recording stops (kept in the runner's
         session no longer)."""
         self._stop_replay()
+        with self.lock:
+            self._give_back()
         runner = self.host.runner()
         if self.recorder is not None and runner is not None:
             runner.send(commands.StopRecording())

@@ -10,6 +10,7 @@ import numpy as np
 from .wire import ProtocolError
 
 _MISSING = object()
+_NUMBERS = {int, float}
 
 
 def _get(request: dict, key: str, default):
@@ -46,7 +47,8 @@ def number(request: dict, key: str, default=_MISSING) -> float:
     return float(value)
 
 
-def integer(request: dict, key: str, default=_MISSING, low: int | None = None, high: int | None = None) -> int:
+def integer(request: dict, key: str, default=_MISSING, low: int | None = None,
+            high: int | None = None) -> int:
     value = _get(request, key, default)
     if value is default:
         return value
@@ -71,7 +73,7 @@ def as_vector(value, what: str, length: int | None = None) -> np.ndarray:
         raise ProtocolError("bad_value", f"{what} must be a list of numbers, not {type(value).__name__}")
     if length is not None and len(value) != length:
         raise ProtocolError("dim_mismatch", f"{what} has {len(value)} values; it takes {length}")
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+    if not set(map(type, value)) <= _NUMBERS:  # (bool is not int here: no True for 1.0)
         raise ProtocolError("bad_value", f"{what} must hold numbers only")
     array = np.asarray(value, dtype=np.float64)
     if not np.isfinite(array).all():

@@ -26,28 +26,48 @@ def stamp(seconds: float) -> dict:
     return {"sec": nanoseconds // 1_000_000_000, "nsec": nanoseconds % 1_000_000_000}
 
 
+class LiveState:
+    """The state now, read straight from MjData by the thread that owns it (a
+    borrower of the runner, see Runner.lend): what `observation` reads of a
+    Snapshot, without copying everything a snapshot copies."""
+
+    def __init__(self, runner):
+        session = runner.session
+        data = session.data
+        session.kinematics()  # (poses of this state, as a snapshot's are)
+        self.model, self.frame, self.time = session.model, runner.frame, float(data.time)
+        self.steps, self.playing = session.steps_taken, session.playing
+        self.qpos, self.qvel, self.act, self.ctrl = data.qpos, data.qvel, data.act, data.ctrl
+        self.sensordata, self.actuator_force = data.sensordata, data.actuator_force
+        self.xpos, self.xquat = data.xpos, data.xquat
+        self.mocap_pos, self.mocap_quat = data.mocap_pos, data.mocap_quat
+
+
 def entity_block(entity, shot, level: str) -> dict:
-    block = {"qpos": shot.qpos[entity.qpos_index], "qvel": shot.qvel[entity.qvel_index]}
+    # (lists here: msgpack's hook for numpy costs more than tolist, and a LiveState's
+    # arrays change with the next step)
+    block = {"qpos": shot.qpos[entity.qpos_index].tolist(), "qvel": shot.qvel[entity.qvel_index].tolist()}
     if level == "minimal":
         return block
-    block["ctrl"] = shot.ctrl[entity.actuators]
+    block["ctrl"] = shot.ctrl[entity.actuators].tolist()
     act = np.zeros(len(entity.actuators))
     stateful = entity.actuator_act >= 0
     if shot.act.size and stateful.any():
         act[stateful] = shot.act[entity.actuator_act[stateful]]
-    block["act"] = act
-    block["sensors"] = {name: shot.sensordata[start:stop] for name, start, stop in entity.sensor_slices}
+    block["act"] = act.tolist()
+    block["sensors"] = {name: shot.sensordata[start:stop].tolist()
+                        for name, start, stop in entity.sensor_slices}
     if level == "full":
-        block["bodies"] = {name: {"xpos": shot.xpos[b], "xquat": shot.xquat[b]}
+        block["bodies"] = {name: {"xpos": shot.xpos[b].tolist(), "xquat": shot.xquat[b].tolist()}
                            for name, b in zip(entity.body_names, entity.bodies, strict=True)}
-        block["actuator_forces"] = shot.actuator_force[entity.actuators]
+        block["actuator_forces"] = shot.actuator_force[entity.actuators].tolist()
     return block
 
 
 def observation(op: str, shot, entities, level: str) -> dict:
     """`<op>` reply of snapshot `shot` for `entities` at `level`."""
     arts = {e.prefix: entity_block(e, shot, level) for e in entities}
-    scene = {e.prefix: {"xpos": shot.xpos[e.root_body], "xquat": shot.xquat[e.root_body]}
+    scene = {e.prefix: {"xpos": shot.xpos[e.root_body].tolist(), "xquat": shot.xquat[e.root_body].tolist()}
              for e in entities if e.kind == "body" and e.root_body >= 0}
     return {"op": op, "time": shot.time, "step": shot.steps, "frame_id": shot.frame,
             "sim_time": stamp(shot.time), "wall_time": stamp(time.time()),

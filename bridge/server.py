@@ -62,7 +62,9 @@ class Bridge:
         self.stream.wanted.append(self.zmq.has_subscribers)
         if self.shm is not None:
             self.stream.sinks.append(self.shm.publish)
-            self.stream.wanted.append(lambda: True)  # (the state ring is read whenever a client likes)
+            # (the state ring: once a client has used shared memory, it may poll it any time)
+            self.stream.wanted.append(lambda: self.shm.served > 0)
+        self.dispatcher.on_state = self.stream.push  # (states the bridge steps itself, one message each)
         self.stream.attach(self.host.runner())
         self.stream.start()
         self.running = True

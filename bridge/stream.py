@@ -35,6 +35,8 @@ class StateStream:
         self._entities: tuple = (None, [])  # (model, its entities)
         self._runner = None
         self.listening = False  # whether a sink is read (looked at every LOOK seconds by the stream's thread)
+        self._sent_frame = -1  # the newest frame id sent (a state pushed and its snapshot go once)
+        self._send_lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def attach(self, runner) -> None:
@@ -79,12 +81,28 @@ class StateStream:
             self.listening = bool(self.sinks) and any(wanted() for wanted in self.wanted)
             while self._queue and not self._stopping.is_set():
                 shot = self._queue.popleft()
-                if not self.listening:
-                    continue  # (no one listens: not even encoded)
-                message = encode(observations.observation("state", shot, self.entities_of(shot.model), self.level))
-                for sink in list(self.sinks):
-                    sink(TOPIC, message, shot)
-                self.published += 1
+                if not self.listening or shot.frame <= self._sent_frame:
+                    continue  # (no one listens: not even encoded; or it was pushed already)
+                self._emit(shot.frame, self._message(shot), shot)
+
+    def push(self, state) -> None:
+        """A state the bridge stepped on its own thread (the simulation lent to it:
+        observations.LiveState), sent now, from that thread: one message per step
+        without a snapshot copy or a thread switch."""
+        if self.listening:
+            self._emit(state.frame, self._message(state), None)
+
+    def _message(self, state) -> bytes:
+        return encode(observations.observation("state", state, self.entities_of(state.model), self.level))
+
+    def _emit(self, frame: int, message: bytes, shot) -> None:
+        with self._send_lock:
+            if frame <= self._sent_frame:
+                return
+            self._sent_frame = frame
+            for sink in list(self.sinks):
+                sink(TOPIC, message, shot)
+            self.published += 1
 
     @property
     def alive(self) -> bool:

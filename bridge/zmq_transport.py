@@ -16,6 +16,7 @@ import zmq
 from .wire import MAX_REQUEST_BYTES
 
 POLL_MS = 100  # how often the request thread looks at its stop flag
+LENT_POLL_MS = 5  # ... and, while the bridge owns the simulation, at what Blender sent it
 STREAM_QUEUE = 1000  # state messages queued per subscriber before they are dropped
 
 
@@ -100,7 +101,10 @@ class ZmqTransport:
         poller = zmq.Poller()
         poller.register(rep, zmq.POLLIN)
         while not self._stopping.is_set():
-            if not poller.poll(POLL_MS):
+            lent = self.dispatcher.lent
+            if not poller.poll(LENT_POLL_MS if lent else POLL_MS):
+                if lent:
+                    self.dispatcher.idle()
                 continue
             try:
                 parts = rep.recv_multipart()

@@ -69,6 +69,8 @@ class Runner:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._listeners: list = []  # called with every snapshot, on the publishing thread
+        self._numbered = False  # the state now has a frame id (run_here) not yet published
+        self._loan: threading.Event | None = None  # set while lent: the parked physics thread waits on it
         self.record()
         self._publish()
 
@@ -197,6 +199,82 @@ class Runner:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    # ------------------------------------------------------------ lending
+    # A network client that steps the simulation itself (the bridge's direct and
+    # puppet modes) would pay two thread switches per request if the physics
+    # thread ran each step for it. So the physics thread lends the simulation:
+    # it parks (touching nothing) and the borrower, one caller at a time under
+    # its own lock, becomes the thread that owns MjData. The borrower applies
+    # what others send (`serve_queue`) between its own commands (`run_here`).
+
+    @property
+    def lent(self) -> bool:
+        return self._loan is not None
+
+    def lend(self, timeout: float = 5.0) -> bool:
+        """Park the physics thread until `give_back`; the caller then owns MjData.
+        False if the thread did not get to it within `timeout` (inside a long step:
+        try again later). Inline runners are owned by their caller already: True."""
+        if self._loan is not None or not self.threaded:
+            return True
+        if not self.alive:
+            return False
+        parked, loan = threading.Event(), threading.Event()
+
+        def park(_session):
+            parked.set()
+            while not loan.wait(IDLE_WAIT):  # (until given back, or the runner stops)
+                if self._stopping:
+                    break
+        seq = self.send(commands.Call(park, what="Lending the simulation"))
+        if not parked.wait(timeout):
+            loan.set()
+            self.cancel(seq)
+            return False
+        self._loan = loan
+        return True
+
+    def give_back(self) -> None:
+        """The physics thread owns MjData again (commands queued meanwhile: it applies them)."""
+        loan, self._loan = self._loan, None
+        if loan is not None:
+            loan.set()
+            self._wake.set()
+
+    def serve_queue(self) -> None:
+        """The borrower: apply the commands others sent, then publish a snapshot if
+        one is due (at the display's rate)."""
+        if self._queue:
+            self._apply_queued()
+        if self._dirty and self.clock() - self._published_at >= self.interval:
+            self._publish()
+
+    def run_here(self, command, publish: bool = False) -> None:
+        """The borrower (or an inline caller): apply `command` now, on this thread
+        (its errors raise), after what others sent. The state it leaves is frame
+        `frame` (one more for each call); a snapshot of it is published when
+        `publish`, else at the display's rate."""
+        self.serve_queue()
+        with self._lock:
+            self._sent += 1
+            seq = self._sent
+        self._applying = seq
+        try:
+            command.apply(self)
+        finally:
+            self._applied = max(self._applied, seq)
+            self._dirty = True
+        self._after_batch(0)
+        self._frame += 1  # (the state has a frame id of its own, published now or later)
+        self._numbered = True
+        if publish or self.clock() - self._published_at >= self.interval:
+            self._publish()
+
+    @property
+    def frame(self) -> int:
+        """The id of the state now (the newest snapshot's, or past it while lent)."""
+        return self._frame
+
     # ---------------------------------------------------- inline driving
 
     def tick(self, now: float | None = None, budget: float = 1 / 30) -> int:
@@ -256,6 +334,7 @@ class Runner:
         while self._queue:
             seq, command = self._queue.popleft()
             self._applying = seq
+            self._numbered = False  # (the state changes: it will be a frame of its own)
             try:
                 command.apply(self)
             except Exception as error:  # noqa: BLE001 (a bad command never stops the runner)
@@ -266,7 +345,8 @@ class Runner:
                 self._say(f"{what} not applied: {error}" if isinstance(error, ValueError)
                           else f"{what} not applied ({type(error).__name__}: {error})")
             finally:
-                self._applied = seq
+                # (max: a lent runner's park returns after the borrower applied newer commands)
+                self._applied = max(self._applied, seq)
                 self._cancelled.discard(seq)
                 self._dirty = True
             self._after_batch(0)
@@ -277,7 +357,9 @@ class Runner:
 
     def _publish(self) -> None:
         self.session.kinematics()  # poses of the state now, not of one step earlier
-        self._frame += 1
+        if not self._numbered:  # (a state run_here numbered keeps its frame id)
+            self._frame += 1
+        self._numbered = False
         history = (len(self.history),
                    self.showing_history if self.showing_history is not None else len(self.history) - 1)
         shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),

@@ -12,7 +12,7 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
-from conftest import Served, free_port, humanoid_path
+from bridge_fixtures import Served, free_port, humanoid_path
 from wire_client import WireClient
 
 from mjblend.bridge.host import ModelHost
@@ -34,7 +34,8 @@ def unchanged(client, before):
     """The server still answers, and the state is what it was."""
     now = client.call("get_state")
     assert now["op"] == "get_state_ok"
-    assert now["step"] == before["step"] and now["arts"]["Humanoid"]["qpos"] == before["arts"]["Humanoid"]["qpos"]
+    assert now["step"] == before["step"]
+    assert now["arts"]["Humanoid"]["qpos"] == before["arts"]["Humanoid"]["qpos"]
 
 
 def test_malformed_msgpack(direct):

@@ -6,7 +6,7 @@ import time
 
 import mujoco
 import numpy as np
-from conftest import DESK_TOYS, humanoid_path
+from bridge_fixtures import DESK_TOYS, humanoid_path
 
 OBJ = mujoco.mjtObj
 
@@ -106,8 +106,8 @@ def test_puppet_state_comes_back_as_mj_kinematics(serve):
         data.qpos[:] = model.qpos0 + rng.normal(0, 0.2, model.nq)
         data.qpos[3:7] /= np.linalg.norm(data.qpos[3:7])
         data.qvel[:] = rng.normal(0, 1, model.nv)
-        reply = client.call("step", mode="statepushed", n_steps=0, qpos=data.qpos.tolist(), qvel=data.qvel.tolist(),
-                            ctrl=[0.0] * model.nu, time=1.25, observations="full")
+        reply = client.call("step", mode="statepushed", n_steps=0, qpos=data.qpos.tolist(),
+                            qvel=data.qvel.tolist(), ctrl=[0.0] * model.nu, time=1.25, observations="full")
         mujoco.mj_kinematics(model, data)
         bodies = reply["arts"]["Humanoid"]["bodies"]
         for b in range(1, model.nbody):

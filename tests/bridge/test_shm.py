@@ -16,7 +16,7 @@ import msgpack
 import mujoco
 import numpy as np
 import pytest
-from conftest import humanoid_path
+from bridge_fixtures import humanoid_path
 
 from mjblend.bridge.shm_transport import ShmTransport
 

@@ -1,0 +1,63 @@
+"""What the bpy-free bridge tests share: a model served by a real Bridge (real ZMQ
+sockets, the real physics thread) on free ports, and the models they serve.
+(A module of its own, not conftest: several test folders have a conftest.)"""
+
+import os
+import socket
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import addon_loader  # noqa: E402,F401  (makes the add-on importable as `mjblend`)
+
+from mjblend.bridge.host import ModelHost  # noqa: E402
+from mjblend.bridge.server import Bridge  # noqa: E402
+from wire_client import StateSubscriber, WireClient  # noqa: E402
+
+CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(addon_loader.ROOT, "..", "shared", "corpus"))
+HUMANOID = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
+DESK_TOYS = os.path.join(addon_loader.ROOT, "examples", "desk_toys.xml")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def humanoid_path() -> str:
+    if not os.path.exists(HUMANOID):
+        pytest.skip("no corpus (../shared/corpus)")
+    return HUMANOID
+
+
+class Served:
+    """A Bridge serving one file, and clients made for it (closed at the end)."""
+
+    def __init__(self, path, **bridge_options):
+        self.host = ModelHost.from_file(path)
+        self.request_port, self.state_port = free_port(), free_port()
+        self.bridge = Bridge(self.host, request_port=self.request_port, state_port=self.state_port,
+                             **bridge_options)
+        self.bridge.start()
+        self._clients = []
+
+    def client(self, hello=True, **fields) -> WireClient:
+        client = WireClient(self.request_port)
+        self._clients.append(client)
+        if hello:
+            reply = client.hello(**fields)
+            assert reply["op"] == "hello_ok", reply
+        return client
+
+    def subscriber(self) -> StateSubscriber:
+        sub = StateSubscriber(self.state_port)
+        self._clients.append(sub)
+        return sub
+
+    def close(self):
+        for client in self._clients:
+            client.close()
+        self.bridge.stop()
+        assert self.host.close()
