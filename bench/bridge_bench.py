@@ -449,6 +449,24 @@ class Bench:
         return times, data.qpos.copy()
 
     def client_steps(self, client, served, kind):
+        """A client's steps; the server's own mj_step calls are timed meanwhile (the
+        session calls `mujoco.mj_step` through the module: wrapped for the run)."""
+        mujoco = self.mujoco
+        bare, times = mujoco.mj_step, []
+
+        def timed(model, data, nstep=1):
+            start = time.perf_counter()
+            bare(model, data, nstep=nstep)
+            times.append(time.perf_counter() - start)
+        mujoco.mj_step = timed
+        try:
+            result = self._client_steps(client, served, kind)
+        finally:
+            mujoco.mj_step = bare
+        result["server step"] = times
+        return result
+
+    def _client_steps(self, client, served, kind):
         served.call("reset")
         job = dict(kind=kind, session_id=served.session_id, prefix=served.prefix, ctrls=self.ctrls)
         if kind == "zmq":
@@ -467,7 +485,8 @@ class Bench:
         reply = served._call(request)
         echo = EchoServer(reply)
         frames = [pack(step_request(served.session_id, served.prefix, c)) for c in self.ctrls]
-        figures = {"step": [], "echo": [], "zmq": [], "zmq wire": [], "pack": [], "unpack": [], "shm": []}
+        figures = {"step": [], "echo": [], "zmq": [], "zmq wire": [], "pack": [], "unpack": [], "shm": [],
+                   "server step": []}
         same, torn = True, 0
         shm_error = None
         try:
@@ -479,6 +498,7 @@ class Bench:
                 if zmq_served is not None:
                     result = self.client_steps(client, zmq_served, "zmq")
                     figures["zmq"].append(median_us(round_trip(result)))
+                    figures["server step"].append(median_us(result["server step"]))
                     figures["zmq wire"].append(median_us(result["wire"]))
                     figures["pack"].append(median_us(result["pack"]))
                     figures["unpack"].append(median_us(result["unpack"]))
@@ -652,6 +672,10 @@ def main():
               f"(echo + step); target <= {ECHO_FACTOR} x = {zmq_target:.1f} us  {verdict(rt <= zmq_target)}")
         print(f"   (send -> reply {figures['zmq wire']:.1f}, client pack {figures['pack']:.1f}, "
               f"unpack {figures['unpack']:.1f})")
+        print(f"   the same mj_step inside the server during the round trips: "
+              f"{figures['server step']:.1f} us "
+              f"({figures['server step'] / step:.2f} x line 1: client and server take turns on the one core, "
+              "each finds the caches cold)")
         if "shm" in figures:
             shm = figures["shm"]
             print(f"4. SHM step round trip                    {shm:8.1f} us = step + {shm - step:.1f} us; "
