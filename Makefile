@@ -48,7 +48,7 @@ FUZZ = echo "== fuzz tier: bpy $(BLENDER_DEFAULT) ($(VENV))"; $(PY) -m pytest -c
 test-fuzz: venv
 	@$(FUZZ)
 
-# Installable zips, one per platform, each bundling the mujoco-core wheel.
+# Installable zips, one per platform, each bundling the mujoco-core, pyzmq and msgpack wheels.
 build: venv
 	$(PY) tools/build_extension.py
 
