@@ -256,3 +256,32 @@ def test_recording_saves_what_was_stepped(serve, tmp_path):
     assert np.array_equal(client.call("forward")["arts"]["Humanoid"]["qpos"], data.qpos)
     client.call("set_mode", mode="live")
     assert client.call("replay_start")["code"] == "replay_requires_stepped"
+
+
+def test_puppet_reply_carries_the_mouse_springs_force(serve):
+    """A body pulled in the viewport (the mouse spring, sent to the runner as Blender
+    sends it) while a client pushes states: the reply says what the spring pulls
+    with, as MuJoCo's mjv_applyPerturbForce computes it on the pushed state."""
+    from mjblend.engine import commands
+    from mjblend.engine.perturb import Grab
+
+    served = serve(humanoid_path())
+    client = served.client()
+    model = load_mjb(client.hello()["mjb"])
+    client.call("set_mode", mode="puppet")
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    push = dict(qpos=data.qpos.tolist(), qvel=data.qvel.tolist(), ctrl=[0.0] * model.nu, time=0.0)
+    assert "perturbation" not in client.call("step", **push)
+    torso = mujoco.mj_name2id(model, OBJ.mjOBJ_BODY, "Humanoid_torso")
+    point = data.xpos[torso].copy()
+    runner = served.host.runner()
+    runner.send(commands.StartGrab(torso, tuple(point)))  # (what the viewport's Ctrl + drag sends)
+    runner.send(commands.Drag(target=tuple(point + [0.0, 0.0, 0.3])))
+    reply = client.call("step", **push)
+    pulled = reply["perturbation"]
+    assert pulled["body"] == "Humanoid_torso" and pulled["force"][2] > 0
+    grab = Grab(model, data, torso, point)
+    grab.move_to(point + [0.0, 0.0, 0.3])
+    grab.apply(model, data)
+    assert np.array_equal(pulled["xfrc_applied"], data.xfrc_applied[torso])
