@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
                        help="zmq, or shm: ZMQ and shared memory for clients on this computer")
     serve.add_argument("--keyframe", default=None,
                        help="start from this keyframe (its name or index) instead of qpos0")
+    serve.add_argument("--stream-rate", type=float, default=None, metavar="HZ",
+                       help="state snapshots per second while the simulation plays (default 120)")
     serve.add_argument("--paused", action="store_true",
                        help="start paused (default: the simulation plays, URLab's freerun)")
     return serve
@@ -74,7 +76,7 @@ def main(argv) -> int:
     transports = ("zmq", "shm") if args.transport == "shm" else ("zmq",)
     try:
         served = bridge_host.start(scene, args.address, args.port, args.state_port, transports,
-                                   remote_stop=True)
+                                   remote_stop=True, stream_rate=args.stream_rate)
     except bridge_host.BridgeError as error:
         return _fail(str(error))
     live = served.host.live

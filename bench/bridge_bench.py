@@ -25,9 +25,10 @@ targets (issue 18): ZMQ <= 1.5 x (echo + step), SHM <= 50 us + step. Then
 
 5. the state stream: a subscriber in another process counts frame ids (drops
    are gaps) while the client steps as fast as it can (direct mode), and while
-   the scene plays live with the runner publishing about 1000 snapshots per
-   second (real time at a 0.5 ms timestep, the runner's publish interval set to
-   0.6 ms: its sleeps overshoot); target 1000 snapshots/s, no drops;
+   the scene plays live with the runner publishing 1000 snapshots per second
+   (real time at a 0.5 ms timestep; `commands.SetPublishRate`, what
+   `Bridge(stream_rate=1000)` and `--stream-rate 1000` send); target 1000
+   snapshots/s, no drops;
 6. where a ZMQ round trip goes: the server's functions timed in-process by
    wrapping them (decode, the request's controls checked, the dispatch waiting
    for the runner's command and snapshot, and within it the runner's own work,
@@ -422,8 +423,8 @@ class Bench:
         import mujoco
 
         from mjblend.bridge import dispatcher, host, observations, server, stream, wire
-        from mjblend.engine import snapshot
-        self.mujoco = mujoco
+        from mjblend.engine import commands, snapshot
+        self.mujoco, self.commands = mujoco, commands
         self.ModelHost, self.Bridge = host.ModelHost, server.Bridge
         self.modules = {"dispatcher": dispatcher, "observations": observations, "stream": stream,
                         "wire": wire, "snapshot": snapshot}
@@ -533,13 +534,12 @@ class Bench:
 
     def stream_live(self, viewer, served):
         """Part 5b: the scene plays live in real time at a 0.5 ms timestep, the
-        runner asked for a snapshot every 0.6 ms (its sleeps overshoot: about 1000
-        per second come out; asked for 1 ms, about 780)."""
+        runner asked for 1000 snapshots a second (SetPublishRate)."""
         runner = served.host.runner()
         interval, timestep = runner.interval, self.model.opt.timestep
         served.call("set_sim_options", options={"timestep": 0.5 / STREAM_RATE})
         served.call("reset")
-        runner.interval = 0.6 / STREAM_RATE  # (the runner's publish rate: a bench-only knob, no op sets it)
+        runner.send(self.commands.SetPublishRate(STREAM_RATE))  # (what Bridge(stream_rate=...) sends)
         try:
             stream = served.bridge.stream
             viewer.send(kind="subscribe", port=served.state_port, quiet=0.5, limit=self.args.seconds + 30)
@@ -554,7 +554,7 @@ class Bench:
             published = (runner.latest.frame - first) / (time.perf_counter() - start)
             seen = viewer.result(60)
         finally:
-            runner.interval = interval
+            runner.send(self.commands.SetPublishRate(1.0 / interval))
             served.call("set_sim_options", options={"timestep": timestep})
         return published, seen, (stream.published - before[0], stream.dropped - before[1])
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from ..engine import commands
+from ..engine.runner import PUBLISH_RATE
 from .dispatcher import Dispatcher
 from .stream import StateStream
 from .wire import MAX_REQUEST_BYTES
@@ -33,7 +35,9 @@ def is_local(address: str) -> bool:
 class Bridge:
     def __init__(self, host, address: str = DEFAULT_ADDRESS, request_port: int = REQUEST_PORT,
                  state_port: int = STATE_PORT, transports=("zmq",), limit: int = MAX_REQUEST_BYTES,
-                 shm_dir: str | None = None):
+                 shm_dir: str | None = None, stream_rate: float | None = None):
+        """`stream_rate`: snapshots per second the simulation publishes while it plays
+        live (the state stream's rate; None: the runner's own, twice the display's)."""
         self.host = host
         self.address = address
         self.dispatcher = Dispatcher(host)
@@ -44,6 +48,7 @@ class Bridge:
             from .shm_transport import ShmTransport  # (Linux and macOS only)
             self.shm = ShmTransport(self.dispatcher, shm_dir, limit)
             self.dispatcher.shm = self.shm
+        self.stream_rate = stream_rate
         self.running = False
 
     @property
@@ -65,16 +70,21 @@ class Bridge:
             # (the state ring: once a client has used shared memory, it may poll it any time)
             self.stream.wanted.append(lambda: self.shm.served > 0)
         self.dispatcher.on_state = self.stream.push  # (states the bridge steps itself, one message each)
-        self.stream.attach(self.host.runner())
+        self.follow(self.host.runner())
         self.stream.start()
         self.running = True
 
     def follow(self, runner) -> None:
-        """The host's simulation was restarted: stream the new runner's snapshots."""
+        """Stream `runner`'s snapshots (the host's simulation, or the one it restarted)."""
         self.stream.attach(runner)
+        if runner is not None and self.stream_rate:
+            runner.send(commands.SetPublishRate(self.stream_rate))
 
     def stop(self) -> None:
         self.running = False
+        runner = self.host.runner()
+        if runner is not None and self.stream_rate:  # (the simulation goes on at its own rate)
+            runner.send(commands.SetPublishRate(PUBLISH_RATE))
         self.stream.stop()
         self.dispatcher.close()
         if self.shm is not None:

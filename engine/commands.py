@@ -106,6 +106,19 @@ class SetSpeed:
 
 
 @dataclass(frozen=True)
+class SetPublishRate:
+    """Snapshots per wall second while playing in real time (the runner's default is
+    twice the display's; a network client's state stream may want more)."""
+
+    rate: float
+
+    def apply(self, runner) -> None:
+        if not 0 < self.rate <= 100_000:
+            raise ValueError(f"a publish rate must be between 0 and 100000 per second, not {self.rate}")
+        runner.interval = 1.0 / self.rate
+
+
+@dataclass(frozen=True)
 class FastForward:
     on: bool
 

@@ -64,6 +64,7 @@ class Runner:
         self._latest: snapshots.Snapshot | None = None
         self._dirty = True
         self._published_at = -1e9
+        self._beat = 0.0  # when the playing loop publishes next
         self._message, self._message_id = "", 0
         self._wanted_playing = session.playing
         self._stopping = False
@@ -390,15 +391,18 @@ class Runner:
                           f"{type(error).__name__}: {error}")
                 self._dirty = True
             now = self.clock()
-            due = self._published_at + (self.batch_seconds if session.fast_forward else self.interval)
-            if self._dirty and (now >= due or not session.playing):
+            period = self.batch_seconds if session.fast_forward else self.interval
+            if self._dirty and (now >= self._beat or not session.playing):
                 self._publish()
+                # (the next one a period after this one was due, not after it came: a
+                # sleep's overshoot would otherwise slow the rate down; far behind, from now)
+                self._beat = self._beat + period if now - self._beat < period else now + period
                 now = self.clock()
             if not session.playing:
                 self._wake.wait(IDLE_WAIT)
             elif not session.fast_forward:
                 # one batch per display frame (or later, if no step is owed by then)
-                wait = max(self._published_at + self.interval - now, session.seconds_until_due(now))
+                wait = max(self._beat - now, session.seconds_until_due(now))
                 if wait > 0:
                     self._wake.wait(wait)
         self._published_at = self.clock()

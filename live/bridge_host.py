@@ -132,7 +132,7 @@ def transports_of(choice: str) -> tuple[str, ...]:
 
 
 def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_port: int = 5555,
-          transports=("zmq",), remote_stop: bool = False) -> Served:
+          transports=("zmq",), remote_stop: bool = False, stream_rate: float | None = None) -> Served:
     """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
     bridge already running. BridgeError if it cannot (the message says why)."""
     stop()
@@ -151,7 +151,7 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
         raise BridgeError(str(error), error.objects) from None
     host = SceneHost(scene, live, remote_stop)
     try:
-        bridge = Bridge(host, address, request_port, state_port, transports)
+        bridge = Bridge(host, address, request_port, state_port, transports, stream_rate=stream_rate)
     except Exception as error:  # (a bad address, a shared-memory folder it cannot make)
         raise BridgeError(f"The bridge cannot start: {error}") from None
     try:

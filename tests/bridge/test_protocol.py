@@ -8,6 +8,8 @@ import mujoco
 import numpy as np
 from bridge_fixtures import DESK_TOYS, humanoid_path
 
+from mjblend.engine import commands
+
 OBJ = mujoco.mjtObj
 
 
@@ -285,3 +287,33 @@ def test_puppet_reply_carries_the_mouse_springs_force(serve):
     grab.move_to(point + [0.0, 0.0, 0.3])
     grab.apply(model, data)
     assert np.array_equal(pulled["xfrc_applied"], data.xfrc_applied[torso])
+
+
+
+def test_stream_rate_sets_how_often_a_live_simulation_publishes(serve):
+    """Bridge(stream_rate=...) (headless: --stream-rate): snapshots per second while
+    the scene plays live (at most one per step: a 1 ms timestep here), every one
+    streamed; the simulation's own rate comes back when the bridge stops."""
+    from mjblend.engine.runner import PUBLISH_RATE
+
+    served = serve(humanoid_path(), stream_rate=400)
+    runner = served.host.runner()
+    client = served.client()
+    client.call("set_sim_options", options={"timestep": 0.001})
+    assert abs(runner.interval - 1 / 400) < 1e-12
+    subscriber = served.subscriber()
+    time.sleep(0.3)
+    client.call("set_mode", mode="live")
+    start = runner.latest.frame
+    time.sleep(1.0)
+    client.call("set_mode", mode="direct")
+    published = runner.latest.frame - start
+    assert 250 <= published <= 460, published  # (~400 a second; a slow machine falls short, never over)
+    frames = []
+    while (got := subscriber.receive(300)) is not None:
+        frames.append(got[1]["frame_id"])
+    assert len(frames) >= published - 5 and np.all(np.diff(frames) == 1)
+    client.call("set_mode", mode="live")  # (the bridge gives the simulation back, still playing)
+    served.bridge.stop()
+    assert runner.wait(runner.send(commands.Pause()), 5)
+    assert abs(runner.interval - 1 / PUBLISH_RATE) < 1e-12
