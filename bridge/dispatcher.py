@@ -14,19 +14,17 @@ now, the prefixes of the scene's model roots, where recordings go.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
-import time
 import uuid
 from collections import OrderedDict
 
 import mujoco
 import numpy as np
 
-from ..engine import commands, trajectory
-from ..engine.recording import Recorder
-from . import fields, observations
+from ..engine import commands
+from . import fields, observations, sim_options
 from .entities import OBJ, scene_entities
+from .recordings import Recordings
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
 PROTOCOL_VERSION = "mjblend-urlab/1"
@@ -59,22 +57,6 @@ NOT_SERVED = {
         "draw_axes", "clear_markers", "set_overlay_text", "set_camera", "get_camera", "frame_actor",
         "set_viewport_mode", "track_actor", "untrack", "op_status", "release_lease")},
 }
-
-SIM_OPTIONS = {  # set_sim_options field -> (mjOption attribute, width)
-    "timestep": ("timestep", 1), "gravity": ("gravity", 3), "wind": ("wind", 3), "magnetic": ("magnetic", 3),
-    "density": ("density", 1), "viscosity": ("viscosity", 1), "impratio": ("impratio", 1),
-    "tolerance": ("tolerance", 1), "ls_tolerance": ("ls_tolerance", 1),
-    "noslip_tolerance": ("noslip_tolerance", 1), "ccd_tolerance": ("ccd_tolerance", 1),
-}
-INT_OPTIONS = {"iterations": "iterations", "ls_iterations": "ls_iterations",
-               "noslip_iterations": "noslip_iterations", "ccd_iterations": "ccd_iterations",
-               "disableflags": "disableflags", "enableflags": "enableflags"}
-ENUM_OPTIONS = {
-    "integrator": ("integrator", {"euler": 0, "rk4": 1, "implicit": 2, "implicitfast": 3}),
-    "cone": ("cone", {"pyramidal": 0, "elliptic": 1}),
-    "solver": ("solver", {"pgs": 0, "cg": 1, "newton": 2}),
-}
-
 
 @dataclasses.dataclass
 class ClientSession:
@@ -113,11 +95,7 @@ class Dispatcher:
         self.model = None  # the model the sessions were given (a recompile expires them)
         self.entities: list = []
         self.by_prefix: dict = {}
-        self.recorder: Recorder | None = None
-        self.recordings: dict = {}  # name -> engine Recording (saved or loaded)
-        self.active_replay = ""
-        self._replay: threading.Thread | None = None
-        self._replay_stop = threading.Event()
+        self.recordings = Recordings(self)
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
@@ -242,6 +220,7 @@ class Dispatcher:
     # ------------------------------------------------------------- catalogue
 
     def _catalogue(self) -> dict[str, Op]:
+        rec = self.recordings
         step_reply = ("op:string", "time:float", "step:int", "frame_id:int", "sim_time:map", "wall_time:map",
                       "arts:map", "per_articulation:map", "scene:map")
         return {
@@ -269,19 +248,19 @@ class Dispatcher:
             "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:list",)),
             "set_sim_options": Op(self.op_set_sim_options, namespace="runtime", required=("options",),
                                   reply=("opt:map",)),
-            "recording_start": Op(self.op_recording_start, namespace="recording"),
-            "recording_stop": Op(self.op_recording_stop, namespace="recording",
+            "recording_start": Op(rec.op_recording_start, namespace="recording"),
+            "recording_stop": Op(rec.op_recording_stop, namespace="recording",
                                  reply=("name:string", "frame_count:int", "sim_duration_s:float")),
-            "recording_save": Op(self.op_recording_save, namespace="recording", required=("path",),
+            "recording_save": Op(rec.op_recording_save, namespace="recording", required=("path",),
                                  reply=("absolute_path:string",)),
-            "recording_clear": Op(self.op_recording_clear, namespace="recording"),
-            "replay_load": Op(self.op_replay_load, namespace="replay", required=("path",),
+            "recording_clear": Op(rec.op_recording_clear, namespace="recording"),
+            "replay_load": Op(rec.op_replay_load, namespace="replay", required=("path",),
                               reply=("name:string",)),
-            "replay_list_sessions": Op(self.op_replay_list, namespace="replay", reply=("sessions:list",)),
-            "replay_set_active": Op(self.op_replay_set_active, namespace="replay", required=("name",)),
-            "replay_start": Op(self.op_replay_start, namespace="replay",
+            "replay_list_sessions": Op(rec.op_replay_list, namespace="replay", reply=("sessions:list",)),
+            "replay_set_active": Op(rec.op_replay_set_active, namespace="replay", required=("name",)),
+            "replay_start": Op(rec.op_replay_start, namespace="replay",
                                reply=("active_session:string", "total_frames:int")),
-            "replay_stop": Op(self.op_replay_stop, namespace="replay"),
+            "replay_stop": Op(rec.op_replay_stop, namespace="replay"),
         }
 
     # ------------------------------------------------------------- handshake
@@ -563,7 +542,7 @@ class Dispatcher:
         previous, self.mode = self.mode, MODES[asked]
         self.status.mode = self.mode
         if self.mode != "puppet":
-            self._stop_replay()
+            self.recordings.stop_replay()
         if self.mode == "live":
             self._give_back()
             self._send(runner, commands.Play(), "the mode change")
@@ -657,7 +636,7 @@ class Dispatcher:
         found: dict = {}
 
         def read(sim):  # (on the runner's thread: mj_contactForce reads MjData)
-            found["rows"], found["truncated"] = contact_rows(sim.model, sim.data, wanted, limit)
+            found["rows"], found["truncated"] = observations.contact_rows(sim.model, sim.data, wanted, limit)
         self._send(self._runner(), commands.Call(read, what="get_contacts"), "get_contacts")
         return {"op": "get_contacts_ok", "contacts": found["rows"], "count": len(found["rows"]),
                 "truncated": found["truncated"]}
@@ -674,208 +653,15 @@ class Dispatcher:
         return {"op": "list_keyframes_ok", "keyframes": keys}
 
     def op_set_sim_options(self, request, session) -> dict:
-        options = fields.mapping(request, "options")
-        changes = []  # (attribute, value), all checked before any is applied
-        for key, value in options.items():
-            wrapped = {"op": "set_sim_options", key: value}
-            if key in SIM_OPTIONS:
-                attribute, width = SIM_OPTIONS[key]
-                number = fields.vector(wrapped, key, 3) if width == 3 else fields.number(wrapped, key)
-                if key == "timestep" and not number > 0:
-                    raise ProtocolError("bad_value", f"timestep must be positive, not {number}")
-                changes.append((attribute, number))
-            elif key in INT_OPTIONS:
-                changes.append((INT_OPTIONS[key], fields.integer(wrapped, key, low=0)))
-            elif key in ENUM_OPTIONS:
-                attribute, words = ENUM_OPTIONS[key]
-                word = fields.string(wrapped, key)
-                if word not in words:
-                    raise ProtocolError("bad_value",
-                                        f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
-                changes.append((attribute, words[word]))
-            elif key in ("enable_multiccd", "enable_sleep", "num_worker_threads", "sleep_tolerance"):
-                raise ProtocolError("unsupported", f"option {key!r} is not served by MJBlend")
-            else:
-                raise ProtocolError("bad_value", f"unknown option {key!r}")
+        changes = sim_options.parse(fields.mapping(request, "options"))
 
         def apply(sim):
-            for attribute, value in changes:
-                setattr(sim.model.opt, attribute, value)
+            sim_options.apply(sim.model.opt, changes)
         self._send(self._runner(), commands.Call(apply, what="set_sim_options"), "set_sim_options")
-        opt = self.model.opt
-        echo = {key: (np.array(getattr(opt, attribute)) if width == 3 else float(getattr(opt, attribute)))
-                for key, (attribute, width) in SIM_OPTIONS.items()}
-        echo.update({key: int(getattr(opt, attribute)) for key, attribute in INT_OPTIONS.items()})
-        for key, (attribute, words) in ENUM_OPTIONS.items():
-            echo[key] = {v: k for k, v in words.items()}.get(int(getattr(opt, attribute)), "")
-        return {"op": "set_sim_options_ok", "opt": echo}
-
-    # ---------------------------------------------------- recording, replay
-
-    def op_recording_start(self, request, session) -> dict:
-        if self.recorder is not None:
-            raise ProtocolError("recording_already_active", "a recording is already running: stop it first")
-        name = fields.string(request, "name", "live")
-        limit = fields.number(request, "max_duration_s", 3600.0)
-        model = self.model
-        # one frame per step, as URLab records
-        frames = max(2, int(limit / model.opt.timestep) + 1)
-        recorder = Recorder(model, 1.0 / model.opt.timestep, 0, max_bytes=self.host.recording_bytes)
-        recorder.max_frames = min(recorder.max_frames, frames)
-        self._send(self._runner(), commands.StartRecording(recorder), "recording_start")
-        self.recorder, self._recording_name = recorder, name
-        return {"op": "recording_start_ok", "name": name, "max_duration_s": limit}
-
-    def op_recording_stop(self, request, session) -> dict:
-        if self.recorder is None:
-            raise ProtocolError("recording_not_active", "no recording is running")
-        self._send(self._runner(), commands.StopRecording(), "recording_stop")
-        recording = self.recorder.recording()
-        self.recorder = None
-        self.recordings[self._recording_name] = recording
-        self.active_replay = self._recording_name
-        duration = float(recording.time[-1] - recording.time[0]) if len(recording) else 0.0
-        return {"op": "recording_stop_ok", "name": self._recording_name, "frame_count": len(recording),
-                "sim_duration_s": duration}
-
-    def _path(self, request, must_exist: bool) -> str:
-        """A recordings-folder path from a client's bare file name: a client never
-        reads or writes anywhere else on this machine."""
-        name = fields.string(request, "path")
-        folder = self.host.recordings_dir()
-        if folder is None:
-            raise ProtocolError("path_not_writable", "this server keeps no recordings folder")
-        bare = os.path.basename(name)
-        if not bare or bare != name or bare in (".", ".."):
-            raise ProtocolError("path_not_writable" if not must_exist else "path_not_readable",
-                                f"{name[:80]!r}: give a bare file name; recordings live in {folder}")
-        path = os.path.join(folder, bare)
-        if must_exist and not os.path.isfile(path):
-            raise ProtocolError("path_not_readable", f"no recording {bare!r} in {folder}")
-        return path
-
-    def op_recording_save(self, request, session) -> dict:
-        name = getattr(self, "_recording_name", "live")
-        recording = self.recordings.get(name)
-        if recording is None:
-            raise ProtocolError("recording_not_active",
-                                "nothing recorded yet: recording_start, then recording_stop")
-        path = self._path(request, must_exist=False)
-        if path.endswith(".json"):
-            path = path[:-5] + ".npz"  # (URLab's .json name: saved as MJBlend's .npz, said in the reply)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        writer = trajectory.save_csv if path.endswith(".csv") else trajectory.save_npz
-        try:
-            writer(path, recording, self.model)
-        except trajectory.TrajectoryError as problem:
-            raise ProtocolError("path_not_writable", str(problem)) from None
-        return {"op": "recording_save_ok", "absolute_path": os.path.abspath(path),
-                "frame_count": len(recording)}
-
-    def op_recording_clear(self, request, session) -> dict:
-        if self.recorder is not None:
-            self._send(self._runner(), commands.StopRecording(), "recording_clear")
-            self.recorder = None
-        self.recordings.clear()
-        return {"op": "recording_clear_ok"}
-
-    def op_replay_load(self, request, session) -> dict:
-        path = self._path(request, must_exist=True)
-        try:
-            loaded = trajectory.read(path, self.model)
-        except trajectory.TrajectoryError as problem:
-            raise ProtocolError("path_not_readable", str(problem)) from None
-        name = os.path.splitext(os.path.basename(path))[0]
-        self.recordings[name] = loaded
-        return {"op": "replay_load_ok", "name": name, "frame_count": len(loaded)}
-
-    def op_replay_list(self, request, session) -> dict:
-        return {"op": "replay_list_sessions_ok", "sessions": list(self.recordings)}
-
-    def op_replay_set_active(self, request, session) -> dict:
-        name = fields.string(request, "name")
-        if name not in self.recordings:
-            raise ProtocolError("replay_session_not_found", f"no recording {name!r} (loaded: "
-                                f"{', '.join(self.recordings) or 'none'})")
-        self.active_replay = name
-        return {"op": "replay_set_active_ok"}
-
-    def op_replay_start(self, request, session) -> dict:
-        if self.mode == "live":
-            raise ProtocolError("replay_requires_stepped",
-                                "replay needs direct or puppet mode (set_mode first)")
-        recorded = self.recordings.get(self.active_replay)
-        if recorded is None:
-            raise ProtocolError("replay_session_not_found",
-                                "no recording to replay: record or replay_load one")
-        self._stop_replay()
-        qpos = recorded.qpos
-        qvel = recorded.part("qvel") if hasattr(recorded, "part") else recorded.qvel
-        ctrl = recorded.part("ctrl") if hasattr(recorded, "part") else recorded.ctrl
-        times = np.asarray(recorded.time)
-        runner = self._runner()
-        self._replay_stop.clear()
-
-        def play():  # one pushed state per recorded frame, at the recording's own pace
-            start = time.perf_counter()
-            for row in range(len(times)):
-                due = start + (times[row] - times[0])
-                if self._replay_stop.wait(max(0.0, due - time.perf_counter())):
-                    return
-                push = commands.PushState(qpos[row], None if qvel is None else qvel[row],
-                                          None if ctrl is None else ctrl[row], float(times[row]))
-                with self.lock:  # (the simulation is lent to the bridge in puppet mode: apply it here)
-                    if runner.lent:
-                        runner.run_here(push)
-                        self.on_state(observations.LiveState(runner))
-                    else:
-                        runner.send(push)
-        self._replay = threading.Thread(target=play, name="MJBlend bridge replay", daemon=True)
-        self._replay.start()
-        return {"op": "replay_start_ok", "active_session": self.active_replay,
-                "total_frames": int(len(times))}
-
-    def _stop_replay(self) -> None:
-        self._replay_stop.set()
-        if self._replay is not None:
-            self._replay.join(2.0)
-            self._replay = None
-
-    def op_replay_stop(self, request, session) -> dict:
-        self._stop_replay()
-        return {"op": "replay_stop_ok"}
+        return {"op": "set_sim_options_ok", "opt": sim_options.echo(self.model.opt)}
 
     def close(self) -> None:
-        """The server stops: a replay ends, a recording stops (kept in the runner's
-        session no longer)."""
-        self._stop_replay()
+        """The server stops: the simulation given back, a replay ended, a recording stopped."""
         with self.lock:
             self._give_back()
-        runner = self.host.runner()
-        if self.recorder is not None and runner is not None:
-            runner.send(commands.StopRecording())
-            self.recorder = None
-
-
-def contact_rows(model, data, wanted: dict, limit: int) -> tuple[list, bool]:
-    """URLab's contact maps for the active contacts matching `wanted` (exact names),
-    at most `limit`: geoms, bodies, pos, normal (the frame's first row), frame,
-    dist (negative: penetrating) and the 6-vector force in the contact frame
-    (mj_contactForce)."""
-    name = lambda obj, i: mujoco.mj_id2name(model, obj, int(i)) or ""  # noqa: E731
-    rows, force = [], np.zeros(6)
-    for i in range(data.ncon):
-        contact = data.contact[i]
-        g1, g2 = int(contact.geom[0]), int(contact.geom[1])
-        row = {"geom1": name(OBJ.mjOBJ_GEOM, g1), "geom2": name(OBJ.mjOBJ_GEOM, g2),
-               "body1": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g1]),
-               "body2": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g2])}
-        if any(row[key] != value for key, value in wanted.items()):
-            continue
-        if len(rows) == limit:
-            return rows, True
-        mujoco.mj_contactForce(model, data, i, force)
-        row.update(geom1_id=g1, geom2_id=g2, pos=contact.pos.copy(), normal=contact.frame[:3].copy(),
-                   frame=contact.frame.copy(), dist=float(contact.dist), force=force.copy())
-        rows.append(row)
-    return rows, False
+        self.recordings.close()

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import time
 
+import mujoco
 import numpy as np
+
+OBJ = mujoco.mjtObj
 
 LEVELS = ("minimal", "standard", "full")
 
@@ -73,3 +76,27 @@ def observation(op: str, shot, entities, level: str) -> dict:
             "sim_time": stamp(shot.time), "wall_time": stamp(time.time()),
             "paused": not shot.playing, "arts": arts, "per_articulation": arts,
             "scene": scene, "entities": scene}
+
+
+def contact_rows(model, data, wanted: dict, limit: int) -> tuple[list, bool]:
+    """URLab's contact maps for the active contacts matching `wanted` (exact names),
+    at most `limit`: geoms, bodies, pos, normal (the frame's first row), frame,
+    dist (negative: penetrating) and the 6-vector force in the contact frame
+    (mj_contactForce)."""
+    name = lambda obj, i: mujoco.mj_id2name(model, obj, int(i)) or ""  # noqa: E731
+    rows, force = [], np.zeros(6)
+    for i in range(data.ncon):
+        contact = data.contact[i]
+        g1, g2 = int(contact.geom[0]), int(contact.geom[1])
+        row = {"geom1": name(OBJ.mjOBJ_GEOM, g1), "geom2": name(OBJ.mjOBJ_GEOM, g2),
+               "body1": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g1]),
+               "body2": name(OBJ.mjOBJ_BODY, model.geom_bodyid[g2])}
+        if any(row[key] != value for key, value in wanted.items()):
+            continue
+        if len(rows) == limit:
+            return rows, True
+        mujoco.mj_contactForce(model, data, i, force)
+        row.update(geom1_id=g1, geom2_id=g2, pos=contact.pos.copy(), normal=contact.frame[:3].copy(),
+                   frame=contact.frame.copy(), dist=float(contact.dist), force=force.copy())
+        rows.append(row)
+    return rows, False

@@ -1,0 +1,68 @@
+"""URLab's `set_sim_options`: which mjOption fields a client may set, checked
+whole before any is applied, and the options echoed back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import fields
+from .wire import ProtocolError
+
+SIM_OPTIONS = {  # set_sim_options field -> (mjOption attribute, width)
+    "timestep": ("timestep", 1), "gravity": ("gravity", 3), "wind": ("wind", 3), "magnetic": ("magnetic", 3),
+    "density": ("density", 1), "viscosity": ("viscosity", 1), "impratio": ("impratio", 1),
+    "tolerance": ("tolerance", 1), "ls_tolerance": ("ls_tolerance", 1),
+    "noslip_tolerance": ("noslip_tolerance", 1), "ccd_tolerance": ("ccd_tolerance", 1),
+}
+INT_OPTIONS = {"iterations": "iterations", "ls_iterations": "ls_iterations",
+               "noslip_iterations": "noslip_iterations", "ccd_iterations": "ccd_iterations",
+               "disableflags": "disableflags", "enableflags": "enableflags"}
+ENUM_OPTIONS = {
+    "integrator": ("integrator", {"euler": 0, "rk4": 1, "implicit": 2, "implicitfast": 3}),
+    "cone": ("cone", {"pyramidal": 0, "elliptic": 1}),
+    "solver": ("solver", {"pgs": 0, "cg": 1, "newton": 2}),
+}
+NOT_SERVED = ("enable_multiccd", "enable_sleep", "num_worker_threads", "sleep_tolerance")
+
+
+def parse(options: dict) -> list[tuple]:
+    """(mjOption attribute, value) for each option of a request; a ProtocolError
+    for any unknown, unserved or ill-typed one (then nothing is applied)."""
+    changes = []
+    for key, value in options.items():
+        wrapped = {"op": "set_sim_options", key: value}
+        if key in SIM_OPTIONS:
+            attribute, width = SIM_OPTIONS[key]
+            number = fields.vector(wrapped, key, 3) if width == 3 else fields.number(wrapped, key)
+            if key == "timestep" and not number > 0:
+                raise ProtocolError("bad_value", f"timestep must be positive, not {number}")
+            changes.append((attribute, number))
+        elif key in INT_OPTIONS:
+            changes.append((INT_OPTIONS[key], fields.integer(wrapped, key, low=0)))
+        elif key in ENUM_OPTIONS:
+            attribute, words = ENUM_OPTIONS[key]
+            word = fields.string(wrapped, key)
+            if word not in words:
+                raise ProtocolError("bad_value", f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
+            changes.append((attribute, words[word]))
+        elif key in NOT_SERVED:
+            raise ProtocolError("unsupported", f"option {key!r} is not served by MJBlend")
+        else:
+            raise ProtocolError("bad_value", f"unknown option {key!r}")
+    return changes
+
+
+def apply(opt, changes: list[tuple]) -> None:
+    """(On the thread that owns the simulation.)"""
+    for attribute, value in changes:
+        setattr(opt, attribute, value)
+
+
+def echo(opt) -> dict:
+    """The options as URLab's reply carries them."""
+    out = {key: (np.array(getattr(opt, attribute)) if width == 3 else float(getattr(opt, attribute)))
+           for key, (attribute, width) in SIM_OPTIONS.items()}
+    out.update({key: int(getattr(opt, attribute)) for key, attribute in INT_OPTIONS.items()})
+    for key, (attribute, words) in ENUM_OPTIONS.items():
+        out[key] = {v: k for k, v in words.items()}.get(int(getattr(opt, attribute)), "")
+    return out
