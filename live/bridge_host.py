@@ -7,9 +7,12 @@ threads, so it never touches Blender data there: everything Blender knows
 (prefixes, folder, name) is read on the main thread, when the bridge starts
 and when the simulation compiles (`LiveSimulation.served_prefixes`).
 
-The simulation a bridge serves runs on a physics thread (the bridge's thread
-only queues commands and waits for the snapshot after them; an inline runner
-would apply them on that thread). Its model roots are attached with their
+The simulation a bridge serves runs on a physics thread: in live mode the
+bridge's thread queues commands and waits for the snapshot after them; in
+direct and puppet modes the physics thread is parked and lends the simulation
+to the bridge (Runner.lend), which then applies what Blender sends between its
+own requests. An inline runner has no thread to park: Blender's main thread and
+the bridge's would both apply commands. Its model roots are attached with their
 prefixes (`LiveSimulation.for_bridge`), so URLab's client finds each entity's
 elements by `prefix + "_"`.
 
