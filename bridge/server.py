@@ -14,6 +14,7 @@ import ipaddress
 from ..engine import commands
 from ..engine.runner import PUBLISH_RATE
 from .dispatcher import Dispatcher
+from .hold import Hold
 from .stream import StateStream
 from .wire import MAX_REQUEST_BYTES
 from .zmq_transport import ZmqTransport
@@ -49,6 +50,11 @@ class Bridge:
             self.shm = ShmTransport(self.dispatcher, shm_dir, limit)
             self.dispatcher.shm = self.shm
         self.stream_rate = stream_rate
+        # one hold for all of the bridge's threads (see `parked`)
+        self.hold = self.zmq.hold = self.stream.hold = Hold()
+        if self.shm is not None:
+            self.shm.hold = self.hold
+        self._runner = None  # the runner this bridge is a companion of
         self.running = False
 
     @property
@@ -75,12 +81,29 @@ class Bridge:
         self.running = True
 
     def follow(self, runner) -> None:
-        """Stream `runner`'s snapshots (the host's simulation, or the one it restarted)."""
+        """Stream `runner`'s snapshots (the host's simulation, or the one it restarted),
+        and be parked with it (Runner.parked holds its companions' threads too)."""
+        self._leave()
+        if runner is not None:
+            runner.companions.append(self)
+            self._runner = runner
         self.stream.attach(runner)
         if runner is not None and self.stream_rate:
             runner.send(commands.SetPublishRate(self.stream_rate))
 
+    def _leave(self) -> None:
+        if self._runner is not None and self in self._runner.companions:
+            self._runner.companions.remove(self)
+        self._runner = None
+
+    def parked(self, timeout: float = 5.0):
+        """Hold every thread of the bridge where it holds no GIL while the body runs
+        (Runner.parked does, for Blender's sake): requests and the stream wait."""
+        threads = [t for t in (self.zmq, self.stream, self.shm) if t is not None]
+        return self.hold.parked(lambda: sum(t.alive for t in threads), self.stream.wake, timeout)
+
     def stop(self) -> None:
+        self._leave()
         self.running = False
         runner = self.host.runner()
         if runner is not None and self.stream_rate:  # (the simulation goes on at its own rate)

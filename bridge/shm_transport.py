@@ -45,6 +45,7 @@ import threading
 import time
 import uuid
 
+from .hold import Hold
 from .wire import MAX_REQUEST_BYTES, encode, encoding_of, error
 
 MAGIC = 0x424C5255  # 'URLB', little-endian
@@ -142,6 +143,7 @@ class ShmTransport:
         self._state_lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.hold = Hold()  # (the Bridge's: its threads stop together)
         self.served = 0  # requests answered over shared memory
         self.too_large = 0  # replies refused as reply_too_large
         self.state_skipped = 0  # state messages larger than a slot (ZMQ still carries them)
@@ -245,6 +247,7 @@ class ShmTransport:
         stopping = self._stopping.is_set
         try:
             while not stopping():
+                self.hold.point()
                 sequence = requests.sequence()
                 # (only a sequence that went up: URLab's client writes it with struct.pack_into,
                 # byte by byte, so a read in the middle of its write can be lower)

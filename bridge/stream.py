@@ -14,6 +14,7 @@ import threading
 
 from . import observations
 from .entities import scene_entities
+from .hold import Hold
 from .wire import encode
 
 TOPIC = b"state/full"
@@ -37,6 +38,7 @@ class StateStream:
         self.listening = False  # whether a sink is read (looked at every LOOK seconds by the stream's thread)
         self._sent_frame = -1  # the newest frame id sent (a state pushed and its snapshot go once)
         self._send_lock = threading.Lock()
+        self.hold = Hold()  # (the Bridge's: its threads stop together)
         self._thread: threading.Thread | None = None
 
     def attach(self, runner) -> None:
@@ -48,6 +50,9 @@ class StateStream:
         self._runner = runner
         if runner is not None:
             runner.listen(self.offer)
+
+    def wake(self) -> None:
+        self._wake.set()
 
     def offer(self, shot) -> None:
         if not self.listening:
@@ -76,10 +81,12 @@ class StateStream:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
+            self.hold.point()
             self._wake.wait(LOOK)
             self._wake.clear()
             self.listening = bool(self.sinks) and any(wanted() for wanted in self.wanted)
             while self._queue and not self._stopping.is_set():
+                self.hold.point()
                 shot = self._queue.popleft()
                 if not self.listening or shot.frame <= self._sent_frame:
                     continue  # (no one listens: not even encoded; or it was pushed already)

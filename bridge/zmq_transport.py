@@ -13,6 +13,7 @@ import threading
 
 import zmq
 
+from .hold import Hold
 from .wire import MAX_REQUEST_BYTES
 
 POLL_MS = 100  # how often the request thread looks at its stop flag
@@ -49,6 +50,7 @@ class ZmqTransport:
         self._rep = self._pub = None
         self._pub_lock = threading.Lock()
         self._subscriptions = 0
+        self.hold = Hold()  # (the Bridge's: its threads stop together)
 
     def start(self) -> None:
         context = self._context
@@ -101,6 +103,7 @@ class ZmqTransport:
         poller = zmq.Poller()
         poller.register(rep, zmq.POLLIN)
         while not self._stopping.is_set():
+            self.hold.point()
             lent = self.dispatcher.lent
             if not poller.poll(LENT_POLL_MS if lent else POLL_MS):
                 if lent:

@@ -304,6 +304,7 @@ class Call:
 
     function: Callable = field(repr=False)
     what: str = "call"
+    changes: bool = True  # False: it leaves the state as it was (no snapshot is due after it)
 
     def apply(self, runner) -> None:
         self.function(runner.session)

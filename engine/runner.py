@@ -70,6 +70,9 @@ class Runner:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._listeners: list = []  # called with every snapshot, on the publishing thread
+        # other threads that run Python beside this one, for `parked` (the bridge's): each
+        # has a `parked(timeout)` context that holds its threads where they hold no GIL
+        self.companions: list = []
         self._numbered = False  # the state now has a frame id (run_here) not yet published
         self._loan: threading.Event | None = None  # set while lent: the parked physics thread waits on it
         self.record()
@@ -160,23 +163,30 @@ class Runner:
         while the body runs. Blender (3.4 here, with Python 3.11) resolves a context
         override (`temp_override`, an operator's context dict) without the GIL when
         another Python thread holds it, and can crash: a script calling operators
-        with an override while a simulation plays does it inside this."""
-        if not self.alive:
-            yield
-            return
-        parked, release = threading.Event(), threading.Event()
+        with an override while a simulation plays does it inside this. Other threads
+        that run Python beside it (`companions`: the bridge's) are held first, so
+        none is left to take the GIL; while the simulation is lent (Runner.lend) the
+        physics thread waits already and its borrower is one of them."""
+        with contextlib.ExitStack() as held:
+            for companion in list(self.companions):
+                held.enter_context(companion.parked(timeout))
+            if not self.alive or self.lent:
+                yield
+                return
+            parked, release = threading.Event(), threading.Event()
 
-        def park(_session):
-            parked.set()
-            release.wait(60.0)  # (a forgotten park lets go on its own)
-        self.send(commands.Call(park, what="Parking the physics thread"))
-        if not parked.wait(timeout):
-            release.set()
-            raise TimeoutError(f"the physics thread did not park within {timeout:g} s (inside a long step?)")
-        try:
-            yield
-        finally:
-            release.set()
+            def park(_session):
+                parked.set()
+                release.wait(60.0)  # (a forgotten park lets go on its own)
+            self.send(commands.Call(park, what="Parking the physics thread", changes=False))
+            if not parked.wait(timeout):
+                release.set()
+                raise TimeoutError(f"the physics thread did not park within {timeout:g} s "
+                                   "(inside a long step?)")
+            try:
+                yield
+            finally:
+                release.set()
 
     # -------------------------------------------------------- lifecycle
 
@@ -227,7 +237,7 @@ class Runner:
             while not loan.wait(IDLE_WAIT):  # (until given back, or the runner stops)
                 if self._stopping:
                     break
-        seq = self.send(commands.Call(park, what="Lending the simulation"))
+        seq = self.send(commands.Call(park, what="Lending the simulation", changes=False))
         if not parked.wait(timeout):
             loan.set()
             self.cancel(seq)
@@ -335,7 +345,9 @@ class Runner:
         while self._queue:
             seq, command = self._queue.popleft()
             self._applying = seq
-            self._numbered = False  # (the state changes: it will be a frame of its own)
+            changes = getattr(command, "changes", True)
+            if changes:
+                self._numbered = False  # (the state changes: it will be a frame of its own)
             try:
                 command.apply(self)
             except Exception as error:  # noqa: BLE001 (a bad command never stops the runner)
@@ -349,7 +361,7 @@ class Runner:
                 # (max: a lent runner's park returns after the borrower applied newer commands)
                 self._applied = max(self._applied, seq)
                 self._cancelled.discard(seq)
-                self._dirty = True
+                self._dirty = self._dirty or changes
             self._after_batch(0)
 
     def _say(self, message: str) -> None:

@@ -251,3 +251,26 @@ def test_results_stay_with_their_request(direct):
     b = client.call("step", n_steps=1)
     assert b["step"] == a["step"] + 1 and not np.array_equal(a["arts"]["Humanoid"]["qpos"],
                                                              b["arts"]["Humanoid"]["qpos"])
+
+
+def test_parking_holds_the_bridges_threads_too(serve):
+    """Runner.parked (what a Blender script wraps a context override in) also holds
+    the bridge's threads where they hold no GIL: no request is answered and no
+    snapshot streamed meanwhile, in live and in direct mode (the simulation lent),
+    and everything goes on afterwards; parking publishes nothing."""
+    served = serve(humanoid_path(), transports=("zmq", "shm"))
+    runner, bridge = served.host.runner(), served.bridge
+    client = served.client()
+    for mode in ("live", "direct"):
+        client.call("set_mode", mode=mode)
+        frame = runner.frame
+        with runner.parked(timeout=5):
+            assert bridge.hold._waiting == 3  # (requests, shared memory, the stream)
+            late = WireClient(served.request_port, timeout_ms=300)
+            late.socket.send(msgpack.packb({"op": "meta"}))
+            assert late.socket.poll(300) == 0  # (not answered while parked)
+        assert late.socket.poll(5000) and msgpack.unpackb(late.socket.recv())["op"] == "meta_ok"
+        late.close()
+        if mode == "direct":
+            assert runner.frame == frame  # (parking changed nothing: no new frame)
+        assert client.call("get_state")["op"] == "get_state_ok"
