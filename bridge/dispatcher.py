@@ -301,7 +301,11 @@ class Dispatcher:
         if shm is not None:  # empty unless it is serving: URLab's client moves to what this names
             reply.update(shm.handshake_fields())
         if include_assets:
-            files = self.host.compiled_files()
+            try:
+                files = self.host.compiled_files()
+            except ValueError as problem:
+                raise ProtocolError("unsupported",
+                                    f"the model cannot be shipped as MJCF: {problem}") from None
             if files is None:
                 raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
             reply["mjcf_compiled"], reply["vfs_assets"] = files

@@ -46,22 +46,72 @@ class Host:
         return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
 
+# <size> attributes (MjSpec fields) a served model keeps from its file
+SIZES = ("memory", "nstack", "njmax", "nconmax", "nkey", "nuser_body", "nuser_jnt", "nuser_geom",
+         "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator", "nuser_sensor")
+
+
 def prefixed_spec(spec: mujoco.MjSpec, prefix: str) -> mujoco.MjSpec:
     """`spec` attached to an empty one with `prefix + "_"`: every named element is
     then `<prefix>_<name>`, as URLab's client finds an entity's elements."""
     main = mujoco.MjSpec()
-    main.modelname = spec.modelname or prefix
     main.copy_during_attach = True
-    # (the file's own <compiler>, <option>, <size>, <visual> settings are the scene's)
+    # (the file's own <compiler>, <option>, <size>, <visual> settings are the scene's:
+    # attach keeps the parent's sizes, so they are the file's before it)
     main.option = spec.option
     main.compiler = spec.compiler
     main.visual = spec.visual
     main.stat = spec.stat
-    main.memory = spec.memory
-    main.nstack = spec.nstack
+    for size in SIZES:
+        setattr(main, size, getattr(spec, size))
     frame = main.worldbody.add_frame()
     main.attach(spec, prefix=prefix + "_", frame=frame)
+    main.modelname = spec.modelname or prefix  # (after: the same name on both is an attach conflict)
     return main
+
+
+def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict]:
+    """URLab's `include_assets`: the served spec as one MJCF text whose asset files
+    (meshes, height fields, skins, textures) are named by bare file name, and those
+    files' bytes, read where `original` (the file's own spec) finds them. (MuJoCo's
+    own to_zip leaves an attached spec's files out.)"""
+    names: dict = {}  # the name a file is written with -> its bare name
+    files: dict = {}
+
+    def take(name: str, folder: str) -> None:
+        if not name or name in names:
+            return
+        data = original.assets.get(name) if original.assets else None
+        if data is None:
+            path = os.path.join(original.modelfiledir or "", folder or "", name)  # (an absolute name stays)
+            with open(path, "rb") as handle:
+                data = handle.read()
+        stem, extension = os.path.splitext(os.path.basename(name))
+        bare, number = stem + extension, 1
+        while bare in files and files[bare] != data:  # (two files of one name in two folders)
+            number += 1
+            bare = f"{stem}_{number}{extension}"
+        names[name], files[bare] = bare, bytes(data)
+
+    try:
+        for element in (*original.meshes, *original.hfields, *original.skins):
+            take(element.file, original.meshdir)  # (MuJoCo's meshdir holds height fields and skins too)
+        for texture in original.textures:
+            take(texture.file, original.texturedir)
+            for name in texture.cubefiles:
+                take(name, original.texturedir)
+    except OSError as error:  # (e.g. a file of a model the file attaches, in that model's folder)
+        raise ValueError(f"an asset file cannot be read where the model names it: {error}") from None
+    copy = served.copy()
+    for element in (*copy.meshes, *copy.hfields, *copy.skins):
+        element.file = names.get(element.file, element.file)
+    for texture in copy.textures:
+        texture.file = names.get(texture.file, texture.file)
+        texture.cubefiles = [names.get(name, name) for name in texture.cubefiles]
+    copy.meshdir = copy.texturedir = ""
+    copy.assets = files  # (the compile to_xml needs finds them by their new names)
+    copy.compile()
+    return copy.to_xml(), files
 
 
 class ModelHost(Host):
@@ -87,7 +137,10 @@ class ModelHost(Host):
         name, else its stem)."""
         spec = mujoco.MjSpec.from_file(os.fspath(path))
         prefix = prefix_of(spec.modelname or os.path.splitext(os.path.basename(path))[0])
-        return cls(prefixed_spec(spec, prefix).compile(), prefix, keyframe=keyframe, **kwargs)
+        served = prefixed_spec(spec, prefix)
+        host = cls(served.compile(), prefix, keyframe=keyframe, **kwargs)
+        host._specs = (spec, served)
+        return host
 
     def runner(self) -> Runner:
         return self._runner
@@ -96,6 +149,8 @@ class ModelHost(Host):
         return [self._prefix]
 
     def compiled_files(self):
+        if self._files is None and getattr(self, "_specs", None) is not None:
+            self._files = flattened(*self._specs)  # (once: the model served does not change)
         return self._files
 
     def recordings_dir(self):

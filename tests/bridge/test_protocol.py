@@ -2,11 +2,13 @@
 the handshake's model, direct steps bit for bit, keyframe resets, puppet poses,
 live stepping, the state stream, and the reply shapes URLab's client reads."""
 
+import os
 import time
 
 import mujoco
 import numpy as np
-from bridge_fixtures import DESK_TOYS, humanoid_path
+import pytest
+from bridge_fixtures import CORPUS, DESK_TOYS, humanoid_path
 
 from mjblend.engine import commands
 
@@ -317,3 +319,22 @@ def test_stream_rate_sets_how_often_a_live_simulation_publishes(serve):
     served.bridge.stop()
     assert runner.wait(runner.send(commands.Pause()), 5)
     assert abs(runner.interval - 1 / PUBLISH_RATE) < 1e-12
+
+
+def test_include_assets_ships_the_model_as_mjcf_and_files(serve):
+    """hello with include_assets (URLab's client asks when the mjb does not load, e.g.
+    another MuJoCo version): the served model as MJCF with every asset file by bare
+    name, and the files, compile to the served model."""
+    franka = os.path.join(CORPUS, "menagerie", "franka_emika_panda", "scene.xml")
+    if not os.path.exists(franka):
+        pytest.skip("no corpus (../shared/corpus)")
+    served = serve(franka)
+    client = served.client(hello=False)
+    reply = client.hello(include_assets=True)
+    assets = reply["vfs_assets"]
+    assert all("/" not in name for name in assets) and any(name.endswith(".stl") for name in assets)
+    model = mujoco.MjModel.from_xml_string(reply["mjcf_compiled"], assets)
+    ours = served.host.session.model
+    assert (model.nq, model.nbody, model.ngeom, model.nmesh, model.nmeshvert) == \
+        (ours.nq, ours.nbody, ours.ngeom, ours.nmesh, ours.nmeshvert)
+    assert np.allclose(model.mesh_vert, ours.mesh_vert) and np.allclose(model.body_mass, ours.body_mass)
