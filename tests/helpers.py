@@ -4,6 +4,7 @@ import csv
 import importlib.util
 import math
 import os
+import socket
 
 import mujoco
 import numpy as np
@@ -135,3 +136,20 @@ def as_comparable(value):
 
 def isnan(x):
     return isinstance(x, float) and math.isnan(x)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    """A plain bind (no SO_REUSEADDR): nothing listens on the port, or lingers there."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

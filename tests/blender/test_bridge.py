@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 import pytest
 from addon_loader import LINK_DIR, ROOT
-from helpers import CORPUS
+from helpers import CORPUS, free_port, port_is_free
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
 from wire_client import WireClient  # noqa: E402
@@ -35,19 +35,6 @@ PYTHON = sys.executable
 pytestmark = pytest.mark.skipif(not os.path.exists(HUMANOID), reason=f"no corpus at {CORPUS}")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def bridge_threads() -> list[str]:

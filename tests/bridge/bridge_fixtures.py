@@ -3,10 +3,10 @@ sockets, the real physics thread) on free ports, and the models they serve.
 (A module of its own, not conftest: several test folders have a conftest.)"""
 
 import os
-import socket
 import sys
 
 import pytest
+from helpers import free_port  # noqa: F401  (the tests import it from here)
 
 sys.path.insert(0, os.path.dirname(__file__))
 import addon_loader  # noqa: E402,F401  (makes the add-on importable as `mjblend`)
@@ -19,11 +19,6 @@ CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(addon_loader.ROOT, "..", 
 HUMANOID = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
 DESK_TOYS = os.path.join(addon_loader.ROOT, "examples", "desk_toys.xml")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def humanoid_path() -> str:

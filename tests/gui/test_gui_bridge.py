@@ -9,7 +9,6 @@ through files (see there). The conversation runs once per module; the tests read
 
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ import numpy as np
 import pytest
 from addon_loader import ROOT
 from gui_blender import leftover_processes, read_report, run_gui_script
-from helpers import CORPUS
+from helpers import CORPUS, free_port, port_is_free
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
 from wire_client import StateSubscriber, WireClient  # noqa: E402
@@ -32,20 +31,6 @@ WAIT = 90.0  # seconds for any one turn of Blender's (a slow, busy machine)
 CALLS, STEPS_PER_CALL = 40, 5  # 200 direct steps
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_is_free(port: int) -> bool:
-    """A plain bind (no SO_REUSEADDR): nothing listens on the port, or lingers there."""
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 class Window:
