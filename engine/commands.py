@@ -272,6 +272,14 @@ class SetQpos:
 
 
 @dataclass(frozen=True)
+class Forward:
+    """mj_forward on the state now (a client reads derived values without stepping)."""
+
+    def apply(self, runner) -> None:
+        runner.session.forward()
+
+
+@dataclass(frozen=True)
 class Replace:
     """Continue on a recompiled model, state carried over by element (Session.replace)."""
 

@@ -121,17 +121,14 @@ class Runner:
 
     def wait_frame(self, frame: int, timeout: float | None = None) -> snapshots.Snapshot | None:
         """Block until a snapshot with a frame id >= `frame` is published (threaded)
-        and return the newest; None on timeout or once the runner has stopped."""
+        and return the newest; None on timeout, once the runner has stopped, or
+        inline (nothing publishes while the caller waits)."""
         deadline = None if timeout is None else time.perf_counter() + timeout
         with self._published:
             while self._latest is None or self._latest.frame < frame:
-                if self.threaded and not self.alive:
-                    return None
                 left = None if deadline is None else deadline - time.perf_counter()
-                if left is not None and left <= 0:
+                if not self.alive or (left is not None and left <= 0):
                     return None
-                if not self.threaded:
-                    return None  # (inline, nothing publishes while we wait)
                 self._published.wait(0.05 if left is None else min(left, 0.05))
             return self._latest
 
@@ -260,11 +257,11 @@ class Runner:
         if self._dirty and self.clock() - self._published_at >= self.interval:
             self._publish()
 
-    def run_here(self, command, publish: bool = False) -> None:
+    def run_here(self, command) -> None:
         """The borrower (or an inline caller): apply `command` now, on this thread
         (its errors raise), after what others sent. The state it leaves is frame
-        `frame` (one more for each call); a snapshot of it is published when
-        `publish`, else at the display's rate."""
+        `frame` (one more for each call); a snapshot of it is published at the
+        display's rate (the bridge streams every state itself)."""
         self.serve_queue()
         with self._lock:
             self._sent += 1
@@ -278,7 +275,7 @@ class Runner:
         self._after_batch(0)
         self._frame += 1  # (the state has a frame id of its own, published now or later)
         self._numbered = True
-        if publish or self.clock() - self._published_at >= self.interval:
+        if self.clock() - self._published_at >= self.interval:
             self._publish()
 
     @property

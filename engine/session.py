@@ -42,8 +42,6 @@ DIVERGED = (W.mjWARN_BADQPOS, W.mjWARN_BADQVEL, W.mjWARN_BADQACC)
 STATE = mujoco.mjtState.mjSTATE_INTEGRATION  # everything the next step reads
 CHUNK_SECONDS = 0.002  # stepping between two looks at the command queue
 MAX_CHUNK = 1024
-_DIVERGED_SLICE = slice(min(map(int, DIVERGED)), max(map(int, DIVERGED)) + 1)
-assert _DIVERGED_SLICE.stop - _DIVERGED_SLICE.start == len(DIVERGED)  # adjacent codes
 _DIVERGED_CODES = tuple(int(code) for code in DIVERGED)
 
 
@@ -354,6 +352,11 @@ class Session:
         """qpos[index] = values (a client's joint positions), velocities kept, then
         mj_forward."""
         self.data.qpos[index] = values
+        self.forward()
+
+    def forward(self) -> None:
+        """mj_forward: everything derived (poses, sensors, contacts) of the state now,
+        nothing integrated."""
         mujoco.mj_forward(self.model, self.data)
 
     def perturbation(self):

@@ -7,9 +7,8 @@ they like. Its arrays are copies, marked read-only.
 
 Times: `time` is the state's time. Poses (`xpos`, `xquat`, geom poses, flex and
 skin vertices) are the kinematics of that state (`Session.kinematics`); `qpos`,
-`qvel`, `act`, `ctrl`, `mocap_*` are the state itself; `sensordata` and
-`actuator_force` and
-`contacts` are what the last `mj_step` computed, of the state one step earlier
+`qvel`, `act`, `ctrl`, `mocap_*` are the state itself; `sensordata`,
+`actuator_force` and `contacts` are what the last `mj_step` computed, of the state one step earlier
 (MuJoCo's own convention: recomputing them would cost a whole `mj_forward`).
 """
 
