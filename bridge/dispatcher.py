@@ -1,11 +1,13 @@
 """URLab's wire protocol: one request map in, one reply map out.
 
 The dispatcher holds the protocol (sessions, step modes, the op catalogue) and
-drives the simulation only through its runner: ops send engine commands and
-wait for the snapshot after them; replies are built from snapshots
-(bridge/observations.py). It never touches MjData itself. Every transport calls
-`handle_frame` under one lock, so requests are served one at a time in arrival
-order whatever transport they came by.
+drives the simulation only through its runner's commands. In live mode it sends
+them and waits for the snapshot after them; in direct and puppet modes the
+runner lends it the simulation (Runner.lend) and it runs them on its own thread
+(Runner.run_here), reading replies from the state itself. Replies are built by
+bridge/observations.py. Every transport calls `handle_frame` under one lock, so
+requests are served one at a time in arrival order, and only the lock's holder
+touches a lent simulation.
 
 The host (bridge/host.py) says what is served: the runner of the simulation
 now, the prefixes of the scene's model roots, where recordings go.
@@ -22,8 +24,9 @@ import mujoco
 import numpy as np
 
 from ..engine import commands
+from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
-from .entities import OBJ, scene_entities
+from .entities import OBJ, SceneEntities
 from .recordings import Recordings
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
@@ -63,7 +66,6 @@ class ClientSession:
     id: str
     encoding: str = MSGPACK
     observations: str = "standard"
-    peer: str = ""
 
 
 @dataclasses.dataclass
@@ -93,8 +95,8 @@ class Dispatcher:
         self.mode = "live"
         self.status = Status()
         self.model = None  # the model the sessions were given (a recompile expires them)
-        self.entities: list = []
-        self.by_prefix: dict = {}
+        self.scene = SceneEntities(host.root_prefixes)
+        self.shm = None  # the shared-memory transport, when the Bridge serves one (its hello fields)
         self.recordings = Recordings(self)
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
@@ -195,6 +197,15 @@ class Dispatcher:
         if runner is not None:
             runner.give_back()
 
+    @property
+    def entities(self) -> list:
+        """The entities of the model the sessions were given."""
+        return self.scene.of(self.model) if self.model is not None else []
+
+    @property
+    def by_prefix(self) -> dict:
+        return self.scene.by_prefix(self.model) if self.model is not None else {}
+
     def _state(self, runner):
         """The state now: read directly while lent, else the newest snapshot."""
         return observations.LiveState(runner) if runner.lent else runner.latest
@@ -276,8 +287,6 @@ class Dispatcher:
         if model is not self.model:  # a new model: every older session is of another one
             self.sessions.clear()
             self.model = model
-            self.entities = scene_entities(model, self.host.root_prefixes())
-            self.by_prefix = {e.prefix: e for e in self.entities}
         session = ClientSession(uuid.uuid4().hex, encoding, level)
         self.sessions[session.id] = session
         while len(self.sessions) > MAX_SESSIONS:
@@ -297,9 +306,8 @@ class Dispatcher:
                               if entity.kind == "articulation"],
             "global_cameras": {}, "scene": self.host.name,
         }
-        shm = getattr(self, "shm", None)  # (set by the Bridge when it serves shared memory)
-        if shm is not None:  # empty unless it is serving: URLab's client moves to what this names
-            reply.update(shm.handshake_fields())
+        if self.shm is not None:  # (empty unless it serves: URLab's client moves to what this names)
+            reply.update(self.shm.handshake_fields())
         if include_assets:
             try:
                 files = self.host.compiled_files()
@@ -363,13 +371,13 @@ class Dispatcher:
         return shot
 
     def _controls(self, request: dict):
-        """(values, actuator ids) of the request's per-entity ctrl / ctrl_map, or
-        (None, None) if it sends none. Checked whole before anything is applied."""
+        """(control values, their actuator ids, body ids, (n, 6) wrenches) of the
+        request's per-entity ctrl / ctrl_map / xfrc_applied (None, None, (), None for
+        none). Checked whole before anything is applied."""
         blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
                   or {})
         index, values, bodies, wrenches = [], [], [], []
         by_prefix = self.by_prefix
-        model = self.model
         for prefix, block in blocks.items():
             entity = by_prefix.get(prefix)
             if entity is None:
@@ -398,22 +406,16 @@ class Dispatcher:
                 if not isinstance(xfrc, dict):
                     raise ProtocolError("bad_value", f"{prefix}.xfrc_applied must be a map of body: 6 values")
                 for name, wrench in xfrc.items():
-                    body = self._body(model, name, entity)
+                    if not isinstance(name, str):
+                        raise ProtocolError("bad_value", f"a body name must be a string, not {name!r:.40}")
+                    body = self._named(OBJ.mjOBJ_BODY, name, entity)
+                    if body <= 0:
+                        raise ProtocolError("unknown_body", f"no body {name!r} in {prefix}")
                     bodies.append(body)
                     wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
         return ((np.asarray(values) if index else None),
                 (np.asarray(index, dtype=np.int64) if index else None),
                 tuple(bodies), (np.asarray(wrenches) if bodies else None))
-
-    def _body(self, model, name, entity=None) -> int:
-        if not isinstance(name, str):
-            raise ProtocolError("bad_value", f"a body name must be a string, not {type(name).__name__}")
-        candidates = [name] if entity is None else [f"{entity.prefix}_{name}", name]
-        for candidate in candidates:
-            body = mujoco.mj_name2id(model, OBJ.mjOBJ_BODY, candidate)
-            if body > 0:
-                return body
-        raise ProtocolError("unknown_body", f"no body {name!r}" + (f" in {entity.prefix}" if entity else ""))
 
     def op_step(self, request, session) -> dict:
         self._check_level(request)
@@ -486,10 +488,12 @@ class Dispatcher:
             else self._state(runner)
         return self._reply("reset_ok", shot, request, session)
 
-    def _named(self, obj, name: str) -> int:
+    def _named(self, obj, name: str, entity=None) -> int:
         """An element by its compiled name, or by its name in its model root (a
-        served scene's elements carry their root's prefix)."""
-        for candidate in (name, *(f"{e.prefix}_{name}" for e in self.entities if e.kind == "articulation")):
+        served scene's elements carry their root's prefix): `entity`'s root, else
+        any; -1 if none."""
+        roots = [entity] if entity is not None else [e for e in self.entities if e.kind == "articulation"]
+        for candidate in (name, *(f"{e.prefix}_{name}" for e in roots)):
             found = mujoco.mj_name2id(self.model, obj, candidate)
             if found >= 0:
                 return found
@@ -512,7 +516,7 @@ class Dispatcher:
                 if joint not in entity.joint_names:
                     raise ProtocolError("unknown_joint", f"{prefix} has no joint {joint!r}")
                 j = int(entity.joints[entity.joint_names.index(joint)])
-                width = {0: 7, 1: 4}.get(int(self.model.jnt_type[j]), 1)
+                width = QPOS_WIDTH[int(self.model.jnt_type[j])]
                 vector = fields.as_vector(value if isinstance(value, list) else [value],
                                           f"{prefix}.{joint}", width)
                 start = int(self.model.jnt_qposadr[j])
@@ -523,7 +527,7 @@ class Dispatcher:
     def op_forward(self, request, session) -> dict:
         self._check_level(request)
         runner = self._runner()
-        shot = self._send(runner, commands.SetQpos(np.empty(0, dtype=np.int64), np.empty(0)), "mj_forward")
+        shot = self._send(runner, commands.Forward(), "mj_forward")
         return self._reply("forward_ok", shot, request, session)
 
     def op_get_state(self, request, session) -> dict:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from ..engine.session import DOF_WIDTH, QPOS_WIDTH
+
 OBJ = mujoco.mjtObj
-QPOS_WIDTH = {0: 7, 1: 4, 2: 1, 3: 1}
-DOF_WIDTH = {0: 6, 1: 3, 2: 1, 3: 1}
 
 
 def names(model, obj, count: int) -> list[str]:
@@ -136,3 +136,24 @@ def scene_entities(model, root_prefixes) -> list[Entity]:
             taken.add(name)
             found.append(entity(model, name, "body"))
     return found
+
+
+class SceneEntities:
+    """The entities of the model served now, worked out once per model (the
+    dispatcher's replies and the state stream read the same ones)."""
+
+    def __init__(self, root_prefixes):
+        self._root_prefixes = root_prefixes  # () -> the scene's model root prefixes, in order
+        self._of = (None, [], {})  # (model, its entities, them by prefix)
+
+    def _memo(self, model):
+        if self._of[0] is not model:  # (one tuple swapped whole: safe to read from any thread)
+            found = scene_entities(model, self._root_prefixes())
+            self._of = (model, found, {e.prefix: e for e in found})
+        return self._of
+
+    def of(self, model) -> list:
+        return self._memo(model)[1]
+
+    def by_prefix(self, model) -> dict:
+        return self._memo(model)[2]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine import commands, trajectory
 from ..engine.recording import Recorder
-from . import fields, observations
+from . import fields
 from .wire import ProtocolError
 
 
@@ -134,32 +134,36 @@ class Recordings:
         ctrl = recorded.part("ctrl") if hasattr(recorded, "part") else recorded.ctrl
         times = np.asarray(recorded.time)
         runner = self.d._runner()
-        self._replay_stop.clear()
+        stop = self._replay_stop = threading.Event()  # (this replay's own: an older one may still end)
 
         def play():  # one pushed state per recorded frame, at the recording's own pace
             start = time.perf_counter()
             for row in range(len(times)):
                 due = start + (times[row] - times[0])
-                if self._replay_stop.wait(max(0.0, due - time.perf_counter())):
+                if stop.wait(max(0.0, due - time.perf_counter())):
                     return
                 push = commands.PushState(qpos[row], None if qvel is None else qvel[row],
                                           None if ctrl is None else ctrl[row], float(times[row]))
-                with self.d.lock:  # (the simulation is lent to the bridge in puppet mode: apply it here)
-                    if runner.lent:
-                        runner.run_here(push)
-                        self.d.on_state(observations.LiveState(runner))
-                    else:
-                        runner.send(push)
+                with self.d.lock:  # (as a request would: the lent simulation is the lock holder's)
+                    if stop.is_set():  # (stopped while this waited for the lock)
+                        return
+                    try:
+                        self.d._send(runner, push, "a replayed state")
+                    except ProtocolError:  # (the simulation went away or stalled: the replay ends)
+                        return
         self._replay = threading.Thread(target=play, name="MJBlend bridge replay", daemon=True)
         self._replay.start()
         return {"op": "replay_start_ok", "active_session": self.active,
                 "total_frames": int(len(times))}
 
-    def stop_replay(self) -> None:
+    def stop_replay(self, wait: bool = False) -> None:
+        """End the replay: at once (the ops call this holding the dispatcher's lock,
+        which the replay's thread takes for each state: it sees the stop and ends),
+        or, with `wait`, until its thread has ended (the lock not held)."""
         self._replay_stop.set()
-        if self._replay is not None:
+        if self._replay is not None and wait:
             self._replay.join(2.0)
-            self._replay = None
+        self._replay = None
 
     def op_replay_stop(self, request, session) -> dict:
         self.stop_replay()
@@ -167,7 +171,7 @@ class Recordings:
 
     def close(self) -> None:
         """The server stops: a replay ends, a recording stops."""
-        self.stop_replay()
+        self.stop_replay(wait=True)
         runner = self.d.host.runner()
         if self.recorder is not None and runner is not None:
             runner.send(commands.StopRecording())

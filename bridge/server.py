@@ -42,13 +42,12 @@ class Bridge:
         self.host = host
         self.address = address
         self.dispatcher = Dispatcher(host)
-        self.stream = StateStream(host.root_prefixes)
+        self.stream = StateStream(self.dispatcher.scene)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
         self.shm = None
         if "shm" in transports:
             from .shm_transport import ShmTransport  # (Linux and macOS only)
-            self.shm = ShmTransport(self.dispatcher, shm_dir, limit)
-            self.dispatcher.shm = self.shm
+            self.shm = self.dispatcher.shm = ShmTransport(self.dispatcher, shm_dir, limit)
         self.stream_rate = stream_rate
         # one hold for all of the bridge's threads (see `parked`)
         self.hold = self.zmq.hold = self.stream.hold = Hold()

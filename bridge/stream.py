@@ -13,7 +13,6 @@ import collections
 import threading
 
 from . import observations
-from .entities import scene_entities
 from .hold import Hold
 from .wire import encode
 
@@ -23,8 +22,8 @@ QUEUE = 4096  # snapshots waiting to be encoded before the oldest are dropped
 
 
 class StateStream:
-    def __init__(self, root_prefixes, level: str = "standard"):
-        self._root_prefixes = root_prefixes  # () -> list of the scene's model root prefixes
+    def __init__(self, entities, level: str = "standard"):
+        self.entities = entities  # entities.SceneEntities of the models streamed
         self.level = level
         self.sinks: list = []  # callables (topic, message bytes, snapshot)
         self.wanted: list = []  # callables () -> bool: does anyone read that sink now?
@@ -33,7 +32,6 @@ class StateStream:
         self._queue: collections.deque = collections.deque()
         self._wake = threading.Event()
         self._stopping = threading.Event()
-        self._entities: tuple = (None, [])  # (model, its entities)
         self._runner = None
         self.listening = False  # whether a sink is read (looked at every LOOK seconds by the stream's thread)
         self._sent_frame = -1  # the newest frame id sent (a state pushed and its snapshot go once)
@@ -74,11 +72,6 @@ class StateStream:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def entities_of(self, model) -> list:
-        if self._entities[0] is not model:
-            self._entities = (model, scene_entities(model, self._root_prefixes()))
-        return self._entities[1]
-
     def _loop(self) -> None:
         while not self._stopping.is_set():
             self.hold.point()
@@ -100,7 +93,7 @@ class StateStream:
             self._emit(state.frame, self._message(state), None)
 
     def _message(self, state) -> bytes:
-        return encode(observations.observation("state", state, self.entities_of(state.model), self.level))
+        return encode(observations.observation("state", state, self.entities.of(state.model), self.level))
 
     def _emit(self, frame: int, message: bytes, shot) -> None:
         with self._send_lock:
