@@ -89,13 +89,11 @@ class Sections:
 class Bench:
     def __init__(self, args):
         self.args = args
-        addons = tempfile.mkdtemp(prefix="mjblend-bench-")
-        os.symlink(ROOT, os.path.join(addons, "mjblend"))
-        sys.path.insert(0, addons)
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import addon_loader  # (links the add-on as `mjblend`, as the tests do)
         import bpy
-        import addon_utils  # (importable once bpy is)
         import mujoco
-        addon_utils.enable("mjblend", default_set=True)
+        addon_loader.enable_addon()
         from mjblend.engine import commands
         from mjblend.engine import frames as mjframes
         from mjblend.engine.recording import steps_for_frames

@@ -417,9 +417,8 @@ class Timed:
 class Bench:
     def __init__(self, args):
         self.args = args
-        addons = tempfile.mkdtemp(prefix="mjblend-bench-")
-        os.symlink(ROOT, os.path.join(addons, "mjblend"))
-        sys.path.insert(0, addons)
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import addon_loader  # noqa: F401  (links the add-on as `mjblend`, as the tests do)
         import mujoco
 
         from mjblend.bridge import dispatcher, host, observations, server, stream, wire

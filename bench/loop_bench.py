@@ -51,13 +51,11 @@ def many_bodies(count: int) -> str:
 class Bench:
     def __init__(self, args):
         self.args = args
-        addons = tempfile.mkdtemp(prefix="mjblend-bench-")
-        os.symlink(ROOT, os.path.join(addons, "mjblend"))
-        sys.path.insert(0, addons)
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import addon_loader  # (links the add-on as `mjblend`, as the tests do)
         import bpy
-        import addon_utils  # (importable once bpy is)
         import mujoco
-        addon_utils.enable("mjblend", default_set=True)
+        addon_loader.enable_addon()
         from mjblend.engine import commands
         from mjblend.importer import build
         from mjblend.live import scene_session
