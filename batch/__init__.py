@@ -1,0 +1,14 @@
+"""Many environments of one model (bpy-free: mujoco and numpy; Ray optional).
+
+    from mjblend.batch import open_pool
+    pool = open_pool("robot.xml", nbatch=1024)      # + robot.randomization.json if present
+    state = pool.reset()                             # (nbatch, nstate) full physics states
+    state = pool.step(state, ctrl, nstep=50)         # final states only
+"""
+
+from .loading import open_pool
+from .pool import STATE_SPEC, BatchError, BatchPool
+from .randomization import Entry, Randomization, RandomizationError, randomization_path
+
+__all__ = ["open_pool", "BatchPool", "BatchError", "STATE_SPEC", "Entry", "Randomization",
+           "RandomizationError", "randomization_path"]

@@ -1,0 +1,100 @@
+"""Each environment's randomized model values, kept as numpy rows, and swapped
+into a worker's model just before that environment runs.
+
+One MjModel copy per environment would hold every mesh and height field once
+per environment (19 MB for Barkour on its height field: 19 GB for 1024
+environments). Instead a worker thread owns one model copy and, before it
+steps environment i, writes i's values into it (a few numpy stores). A reset
+draws new rows for all the named environments at once. Where an attribute
+feeds constants MuJoCo's compiler derives at qpos0 (masses, inertias,
+positions, armature, gear), those are computed once per reset with
+`mj_setConst` and kept as rows too, so the swapped-in model is exactly the
+model MuJoCo would compile with those values.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import mujoco
+import numpy as np
+
+from .randomization import Bound, Randomization, fit_bounds
+
+# What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
+# inertia, body position, armature or gear moves. Checked by a test that a
+# swapped-in model equals a copy given the same values and mj_setConst.
+DERIVED_FIELDS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0", "dof_length",
+                  "tendon_invweight0", "tendon_length0", "actuator_acc0", "actuator_length0",
+                  "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
+                  "flexedge_length0", "flexedge_invweight0")
+# attributes whose change reaches the derived constants
+_STRUCTURAL = {("body", "mass"), ("body", "inertia"), ("body", "pos"), ("joint", "armature"),
+               ("actuator", "gear")}
+
+
+class Parameters:
+    """Rows of randomized values for `nbatch` environments of one model."""
+
+    def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None):
+        self.bound = Bound(randomization, model)
+        self.nominal = model
+        self.nbatch = nbatch
+        self.rng = np.random.default_rng(randomization.seed if seed is None else seed)
+        self.draws = np.empty((nbatch, self.bound.ncolumns))
+        self._writes = [(entry.mode, where, write) for entry, where, writes in
+                        zip(self.bound.entries, self.bound.slices, self.bound.writes, strict=True)
+                        for write in writes]
+        self.values = [np.empty((nbatch, len(w.flat))) for _, _, w in self._writes]
+        self.structural = any((e.element, e.attribute) in _STRUCTURAL for e in self.bound.entries)
+        self.derived = [n for n in DERIVED_FIELDS if getattr(model, n).size] if self.structural else []
+        self.derived_values = {name: np.empty((nbatch, getattr(model, name).size)) for name in self.derived}
+        self.stat_values = np.empty((nbatch, 2))  # meaninertia, meanmass
+        self._scratch = copy.copy(model) if self.structural else None
+        self._scratch_data = mujoco.MjData(model) if self.structural else None
+
+    def redraw(self, ids: np.ndarray) -> None:
+        """New draws for environments `ids` (in that order, from the pool's generator)."""
+        self.set_draws(ids, self.bound.draw(self.rng, len(ids)))
+
+    def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
+        """Environments `ids` take these draws (rows made by `bound.draw`; a Ray worker
+        gets them from the driver, which owns the generator)."""
+        self.draws[ids] = draws
+        for (mode, where, write), values in zip(self._writes, self.values, strict=True):
+            values[ids] = write.values(mode, draws[:, where])
+        if self.structural:
+            self._derive(ids)
+
+    def _derive(self, ids) -> None:
+        model, data = self._scratch, self._scratch_data
+        for env in ids:
+            self._write_values(model, env)
+            self.bound.derive(model, data)
+            for name in self.derived:
+                self.derived_values[name][env] = getattr(model, name).reshape(-1)
+            self.stat_values[env] = model.stat.meaninertia, model.stat.meanmass
+
+    def _write_values(self, model, env) -> None:
+        for (_, _, write), values in zip(self._writes, self.values, strict=True):
+            _field(model, write.field)[write.flat] = values[env]
+
+    def swap_in(self, model: mujoco.MjModel, env: int) -> None:
+        """Makes `model` (a copy of the nominal model) environment `env`'s model."""
+        self._write_values(model, env)
+        if self.structural:
+            for name in self.derived:
+                getattr(model, name).reshape(-1)[:] = self.derived_values[name][env]
+            model.stat.meaninertia, model.stat.meanmass = self.stat_values[env]
+        for geom in self.bound.sized_geoms:
+            fit_bounds(model, geom)
+
+    def model_of(self, env: int) -> mujoco.MjModel:
+        """A stand-alone copy of environment `env`'s model (tests, the preview, export)."""
+        model = copy.copy(self.nominal)
+        self.swap_in(model, env)
+        return model
+
+
+def _field(model, name):
+    return model.opt.gravity if name == "opt.gravity" else getattr(model, name).reshape(-1)
