@@ -304,6 +304,20 @@ class BatchPool:
         return heightfield.sample(self.model, geom, poses[:, :3], poses[:, 3:12].reshape(n, 3, 3),
                                   poses[:, 12:15], poses[:, 15:].reshape(n, 3, 3), points)
 
+    def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every body's world pose at each state, after mj_kinematics with each
+        environment's own model: (xpos (nbatch, nbody, 3), xquat (nbatch, nbody, 4))."""
+        state = self._states(state, "state")
+        xpos = np.empty((self.nbatch, self.model.nbody, 3))
+        xquat = np.empty((self.nbatch, self.model.nbody, 4))
+
+        def run(share, model, data):
+            for env in share:
+                self._kinematics(model, data, env, state[env])
+                xpos[env], xquat[env] = data.xpos, data.xquat
+        self._map(run)
+        return xpos, xquat
+
     def _kinematics(self, model, data, env, row) -> None:
         self._start(model, data, env, row)
         mujoco.mj_kinematics(model, data)
