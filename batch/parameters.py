@@ -22,15 +22,16 @@ import numpy as np
 from .randomization import Bound, Randomization, fit_bounds
 
 # What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
-# inertia, body position, armature or gear moves. Checked by a test that a
+# inertia, body position, armature, gear or geom size moves. Checked by a test that a
 # swapped-in model equals a copy given the same values and mj_setConst.
 DERIVED_FIELDS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0", "dof_length",
                   "tendon_invweight0", "tendon_length0", "actuator_acc0", "actuator_length0",
                   "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
-                  "flexedge_length0", "flexedge_invweight0")
-# attributes whose change reaches the derived constants
+                  "flexedge_length0", "flexedge_invweight0", "bvh_aabb", "geom_rbound")
+# attributes whose change reaches the derived constants (a geom's size: the
+# bounding-volume hierarchy of its body)
 _STRUCTURAL = {("body", "mass"), ("body", "inertia"), ("body", "pos"), ("joint", "armature"),
-               ("actuator", "gear")}
+               ("actuator", "gear"), ("geom", "size")}
 
 
 class Parameters:
@@ -82,12 +83,12 @@ class Parameters:
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
         """Makes `model` (a copy of the nominal model) environment `env`'s model."""
         self._write_values(model, env)
+        for geom in self.bound.sized_geoms:
+            fit_bounds(model, geom)
         if self.structural:
             for name in self.derived:
                 getattr(model, name).reshape(-1)[:] = self.derived_values[name][env]
             model.stat.meaninertia, model.stat.meanmass = self.stat_values[env]
-        for geom in self.bound.sized_geoms:
-            fit_bounds(model, geom)
 
     def model_of(self, env: int) -> mujoco.MjModel:
         """A stand-alone copy of environment `env`'s model (tests, the preview, export)."""

@@ -202,9 +202,9 @@ class Randomization:
                 raise RandomizationError(f"{where}: entry {number} has unknown keys {sorted(unknown)}")
             try:
                 entry = Entry(**{**row, "low": float(row["low"]), "high": float(row["high"])})
-            except (TypeError, ValueError) as error:
+                entry.check()
+            except (TypeError, ValueError) as error:  # (RandomizationError is a ValueError)
                 raise RandomizationError(f"{where}: entry {number}: {error}") from None
-            entry.check()
             entries.append(entry)
         return cls(entries, seed)
 
