@@ -49,7 +49,8 @@ def test_one_control_row_serves_every_environment_and_none_is_zero():
     states = moving_states(model, 3)
     row = np.linspace(-1, 1, model.nu)
     with BatchPool(model, 3, nthread=1) as pool:
-        assert np.array_equal(pool.step(states, row, nstep=5), serial(model, states, np.tile(row, (3, 1)), 5)[0])
+        want = serial(model, states, np.tile(row, (3, 1)), 5)[0]
+        assert np.array_equal(pool.step(states, row, nstep=5), want)
         assert np.array_equal(pool.step(states, None, nstep=5), serial(model, states, None, 5)[0])
 
 

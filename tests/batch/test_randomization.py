@@ -59,7 +59,8 @@ def test_file_round_trip(tmp_path):
     ({"format": "mjblend-randomization", "version": 1, "seed": -1, "entries": []}, "seed must be"),
     ({"format": "mjblend-randomization", "version": 1, "entries": [{"element": "body"}]}, "needs element"),
     ({"format": "mjblend-randomization", "version": 1, "entries": [
-        {"element": "body", "name": "a", "attribute": "mass", "low": 1, "high": 2, "colour": 3}]}, "unknown keys"),
+        {"element": "body", "name": "a", "attribute": "mass", "low": 1, "high": 2, "colour": 3}]},
+     "unknown keys"),
     ({"format": "mjblend-randomization", "version": 1, "entries": [
         {"element": "body", "name": "a", "attribute": "mass", "low": 2, "high": 1}]}, "low <= high"),
     ({"format": "mjblend-randomization", "version": 1, "entries": [
@@ -160,11 +161,13 @@ def test_each_environment_is_its_drawn_model_and_steps_like_it():
         want, want_sensed = serial(references, states, controls, nstep)
         assert np.array_equal(final, want) and np.array_equal(sensed, want_sensed)
         held = controls[:, 0]
-        assert np.array_equal(pool.step(states, held, nstep=nstep), serial(references, states, held, nstep)[0])
+        want = serial(references, states, held, nstep)[0]
+        assert np.array_equal(pool.step(states, held, nstep=nstep), want)
 
         def policy(step, rows):
             return np.tanh(rows[:, 1:1 + model.nu])
-        assert np.array_equal(pool.step(states, policy, nstep=8), serial(references, states, None, 8, policy)[0])
+        want = serial(references, states, None, 8, policy)[0]
+        assert np.array_equal(pool.step(states, policy, nstep=8), want)
 
 
 def test_derived_fields_cover_what_mj_setconst_writes():
@@ -182,7 +185,8 @@ def test_derived_fields_cover_what_mj_setconst_writes():
     changed.geom_aabb[sized, 3:] *= 1.2
     before = {name: value.copy() for name, value in numeric_fields(changed).items()}
     mujoco.mj_setConst(changed, mujoco.MjData(changed))
-    written = {n for n, v in numeric_fields(changed).items() if not np.array_equal(v, before[n], equal_nan=True)}
+    after = numeric_fields(changed)
+    written = {n for n, v in after.items() if not np.array_equal(v, before[n], equal_nan=True)}
     assert written <= set(DERIVED_FIELDS)
 
 
@@ -194,7 +198,8 @@ def heavier_torso(factor):
     index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "torso")
     torso.explicitinertial = True
     torso.mass = model.body_mass[index] * factor
-    torso.ipos, torso.iquat, torso.inertia = model.body_ipos[index], model.body_iquat[index], model.body_inertia[index]
+    torso.ipos, torso.iquat = model.body_ipos[index], model.body_iquat[index]
+    torso.inertia = model.body_inertia[index]
     return spec.compile()
 
 
