@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the suite (`make test`), per Blender release given, in its own
-# environment (tools/make_venv.sh): tier 1 (tests/engine, tests/bridge) with bpy made
+# environment (tools/make_venv.sh): tier 1 (tests/engine, tests/bridge, tests/batch) with bpy made
 # unimportable, then tier 2 (tests/blender, the bpy module); then, with --gui,
 # tier 3 once (tests/gui: Debian's Blender under Xvfb, driven from the default
 # release's environment). Every run goes to the end; the summary names each
@@ -40,7 +40,7 @@ for version in "$@"; do
     start=$(date +%s)
     if tools/make_venv.sh "$version" "$venv"; then
         echo "== bpy $version ($venv): tier 1, no Blender"
-        "$venv/bin/python" -c "$WITHOUT_BLENDER" -c tests/pytest.ini tests/engine tests/bridge
+        "$venv/bin/python" -c "$WITHOUT_BLENDER" -c tests/pytest.ini tests/engine tests/bridge tests/batch
         status=$?
         echo "== bpy $version ($venv): tier 2, the bpy module"
         "$venv/bin/python" -m pytest -c tests/pytest.ini tests/blender
