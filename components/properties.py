@@ -6,6 +6,8 @@
                     and the default classes.
 - `Mesh.mujoco`     mesh and hfield assets; `Material.mujoco` materials;
                     `Image.mujoco` textures: assets live on their datablocks.
+- `Object.mujoco.randomize`  the element's domain-randomization entries (the
+                    one hand-written group: randomization.py says what they hold).
 
 How each attribute type is kept is described in `values.py`.
 """
@@ -17,7 +19,7 @@ from bpy.props import (BoolProperty, BoolVectorProperty, CollectionProperty, Enu
                        FloatProperty, FloatVectorProperty, IntProperty, IntVectorProperty,
                        PointerProperty, StringProperty)
 
-from . import changes, values
+from . import changes, randomization, values
 from .schema import (DATA_KINDS, DEFAULT_KINDS, GROUP_PREFIX, KINDS, MODEL_SETTINGS, OBJECT_KINDS, Attr,
                      enum_items, ref_id_type)
 
@@ -115,6 +117,7 @@ class _Classes:
             "parent": StringProperty(name="Parent", description="Class this one inherits from"),
             **{k: PointerProperty(type=self.kinds[k]) for k in DEFAULT_KINDS},
         })
+        self.randomize_entry = self._make(GROUP_PREFIX + "randomize_entry", _randomize_entry())
         self.asset_item = self._make(GROUP_PREFIX + "asset_item", {
             "block": PointerProperty(type=bpy.types.ID, description="An asset of the model")})
         self.kinds["model"] = self._kind_group("model", extra={
@@ -125,6 +128,9 @@ class _Classes:
             "defaults": CollectionProperty(type=self.default_class,
                                            description="Default classes of the model"),
             "active_default": IntProperty(options={"HIDDEN"}),
+            "randomize_seed": IntProperty(
+                name="Seed", min=0, description="Seed of the randomization's draws: the same seed and "
+                                                "resets give the same environments wherever they run"),
         })
         self.holders = {"Object": self._holder("object", OBJECT_KINDS)}
         for id_type in sorted(set(DATA_KINDS.values())):
@@ -158,6 +164,10 @@ class _Classes:
         }
         for k in kinds:
             annotations[k] = PointerProperty(type=self.kinds[k])
+        if what == "object":
+            annotations["randomize"] = CollectionProperty(
+                type=self.randomize_entry, description="Domain randomization of the element's attributes")
+            annotations["randomize_active"] = IntProperty(options={"HIDDEN"})
         return self._make(GROUP_PREFIX + what + "_element", annotations)
 
     def _attr_prop(self, attr: Attr, update=None):
@@ -228,6 +238,108 @@ def _length_getter(attr: Attr):
             return len(values.read_keyvalues(self, attr))
         return len(values.read_vector(self, attr))
     return get
+
+
+# ----------------------------------------------------- randomization entries
+
+# Blender keeps only pointers to the strings of dynamic enum items: they must stay alive.
+_ITEMS: dict[tuple, list] = {}
+
+
+def _entry_element(entry) -> str | None:
+    return randomization.element_of(entry.id_data.mujoco.kind)
+
+
+def _items(key, make) -> list:
+    found = _ITEMS.get(key)
+    if found is None:
+        found = _ITEMS[key] = make() or [("NONE", "None", "Nothing to randomize on this element", 0)]
+    return found
+
+
+def _attribute_items(entry, _context):
+    element = _entry_element(entry)
+    return _items(("attribute", element), lambda: [
+        (name, label, description, i)
+        for i, (name, label, description) in enumerate(randomization.attribute_choices(element))])
+
+
+def _get_attribute(entry) -> int:
+    names = [name for name, _l, _d in randomization.attribute_choices(_entry_element(entry))]
+    return names.index(entry.attribute_name) if entry.attribute_name in names else -1
+
+
+def _set_attribute(entry, value) -> None:
+    element = _entry_element(entry)
+    choices = randomization.attribute_choices(element)
+    if not 0 <= value < len(choices):
+        return
+    entry.attribute_name = choices[value][0]
+    modes = randomization.modes_of(element, entry.attribute_name)
+    if entry.mode_name not in modes:  # (body pos is offset only, inertia scale only)
+        entry.mode_name = modes[0]
+        entry.low, entry.high = randomization.DEFAULT_RANGES[modes[0]]
+    if entry.component >= randomization.width_of(element, entry.attribute_name):
+        entry.component = randomization.ALL
+
+
+def _mode_items(entry, _context):
+    element = _entry_element(entry)
+    modes = randomization.modes_of(element, entry.attribute_name)
+    return _items(("mode", modes), lambda: [
+        (mode, mode.capitalize(), randomization.MODE_DESCRIPTIONS[mode], i)
+        for i, mode in enumerate(randomization.MODES) if mode in modes])
+
+
+def _get_mode(entry) -> int:
+    return randomization.MODES.index(entry.mode_name) if entry.mode_name in randomization.MODES else -1
+
+
+def _set_mode(entry, value) -> None:
+    entry.mode_name = randomization.MODES[value]
+
+
+def _component_items(entry, _context):
+    choices = randomization.component_choices(_entry_element(entry), entry.attribute_name)
+    return _items(("component", tuple(choices)), lambda: [
+        ("ALL" if i == randomization.ALL else str(i), label,
+         "Every component" if i == randomization.ALL else f"Only component {i} ({label})", i + 1)
+        for i, label in choices])
+
+
+def _get_component(entry) -> int:
+    return entry.component + 1
+
+
+def _set_component(entry, value) -> None:
+    entry.component = value - 1
+
+
+def _randomize_entry() -> dict:
+    """One randomized attribute of the element holding it (batch.randomization.Entry)."""
+    return {
+        "attribute_name": StringProperty(options={"HIDDEN"}, description="The attribute (batch's name)"),
+        "mode_name": StringProperty(options={"HIDDEN"}, description="The mode (batch's name)"),
+        "attribute": EnumProperty(name="Attribute", items=_attribute_items, get=_get_attribute,
+                                  set=_set_attribute, description="The attribute that varies"),
+        "mode": EnumProperty(name="Mode", items=_mode_items, get=_get_mode, set=_set_mode,
+                             description="How a drawn value makes the attribute's value"),
+        "distribution": EnumProperty(name="Distribution", items=randomization.DISTRIBUTION_ITEMS,
+                                     description="How values are drawn from the range"),
+        "low": FloatProperty(name="Low", default=0.9, precision=4, description="Smallest value drawn"),
+        "high": FloatProperty(name="High", default=1.1, precision=4, description="Largest value drawn"),
+        "component": IntProperty(options={"HIDDEN"}, default=randomization.ALL, min=randomization.ALL,
+                                 description="The one component that varies (-1: all)"),
+        "index": EnumProperty(name="Component", items=_component_items, get=_get_component,
+                              set=_set_component, description="All components, or one of them"),
+        "independent": BoolProperty(name="Independent",
+                                    description="Each component draws its own value (else one value "
+                                                "serves all)"),
+        "use_std": BoolProperty(name="Std", description="Give the normal distribution's standard "
+                                                        "deviation (else a quarter of the range)"),
+        "std": FloatProperty(name="Std", default=0.05, min=0.0, precision=4,
+                             description="Standard deviation of the normal distribution"),
+    }
 
 
 _built: _Classes | None = None

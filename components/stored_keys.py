@@ -15,6 +15,12 @@ how bumps FORMAT and adds the step from the previous format to
 FORMAT = 1
 FORMAT_KEY = "_format"  # model group: the storage format it was saved in
 
+# (Registered properties are stored by Blender under their own names and need no key
+# here; a new one an older file lacks reads as its default, so adding one keeps the
+# format. E.g. the domain randomization: `randomize` / `randomize_active` on an
+# object's element group, `randomize_seed` on the model group; an entry stores its
+# attribute and mode by name: components/randomization.py.)
+
 # ------------------------------------------------- on MuJoCo property groups
 EXACT = "_exact"  # {prop: doubles}: the exact value of a float attribute as authored
 SEEN = "_seen"  # {prop: float32s}: what the Blender property held when EXACT was stored

@@ -23,7 +23,9 @@ import bpy
 import mujoco
 import numpy as np
 
+from ..batch.randomization import randomization_path
 from ..geometry import materials
+from ..scan import randomization as scene_randomization
 from ..scan.compile_spec import SceneSpec, check
 from . import checks
 from .target import ExportFailed, Staging, check_destinations, check_target, move_into, remove_stale
@@ -260,33 +262,68 @@ def _file_stem(name: str, fallback: str) -> str:
 
 
 def write(built: SceneSpec, filepath: str, copy_assets=False, as_zip=False, save_mjb=False,
-          scene_objects=()):
+          scene_objects=(), randomize=False):
     """Write the scene's spec to `filepath` (MJCF or zip), with the meshes and textures
     only Blender has as files; nothing is written unless all of it works. A zip holds
     the MJCF and copies of all its asset files (MjSpec.from_zip reads it).
+
+    `randomize`: the domain randomization authored on the scene's elements goes
+    next to the MJCF as `<stem>.randomization.json` (into the zip for a zip), where
+    batch.open_pool finds it; with no entries none is written, and one an earlier
+    export left next to the MJCF is removed (it would randomize this model).
 
     The target is checked first (exporter.target.check_target), the spec next
     (exporter.checks: what no MJCF file can keep), then MuJoCo compiles it."""
     spec = built.spec
     stem = os.path.splitext(os.path.basename(filepath))[0]
-    folder = check_target(filepath, [stem + ".mjb"] if save_mjb else ())
+    roots = [scanner.root for scanner in built.scanners]
+    stale_randomization = randomize and not as_zip  # (its removal, if there are no entries now)
+    randomize = randomize and scene_randomization.has_entries(roots)
+    extra = [stem + ".mjb"] if save_mjb else []
+    if randomize and not as_zip:
+        extra.append(_randomization_name(filepath))
+    folder = check_target(filepath, extra)
     copy_assets = copy_assets or as_zip
     checks.check_names(built)
     model = check(spec, scene_objects)
+    # each entry names an element of this model, one it can vary
+    randomization = scene_randomization.checked(roots, model) if randomize else None
     with Staging(folder) as staging:
         try:
-            _write_staged(built, filepath, folder, staging.path, model, copy_assets, as_zip, save_mjb)
+            _write_staged(built, filepath, folder, staging.path, model, copy_assets, as_zip, save_mjb,
+                          randomization)
         except OSError as error:  # a full disk, a file vanished meanwhile, ...
             where = error.filename or folder
             raise ExportFailed(f"{where}: cannot write ({error.strerror or error})") from None
+    if stale_randomization and randomization is None:
+        _remove_stale_randomization(os.path.join(folder, _randomization_name(filepath)))
     return model
 
 
-def _write_staged(built, filepath, folder, staging, model, copy_assets, as_zip, save_mjb):
+def _randomization_name(filepath: str) -> str:
+    """The randomization file of an MJCF file, as batch.open_pool looks for it."""
+    return randomization_path(os.path.basename(filepath))
+
+
+def _remove_stale_randomization(path: str) -> None:
+    """A randomization file an earlier export wrote, left from before the entries went."""
+    try:
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.remove(path)
+    except OSError:
+        pass
+
+
+def _write_staged(built, filepath, folder, staging, model, copy_assets, as_zip, save_mjb,
+                  randomization=None):
     """`write`'s work, into the `staging` folder, then moved into `folder`."""
     spec = built.spec
     stem = os.path.splitext(os.path.basename(filepath))[0]
     staged = os.path.join(staging, stem + ".xml" if as_zip else os.path.basename(filepath))
+    staged_randomization = None
+    if randomization is not None:
+        staged_randomization = os.path.join(staging, _randomization_name(staged))
+        randomization.save(staged_randomization)
     replaceable = set() if as_zip else referenced_files(filepath)
     final = place_assets(spec, folder, staging, copy_assets, built.blender_meshes,
                          built.blender_textures, replaceable, in_zip=as_zip)
@@ -308,6 +345,9 @@ def _write_staged(built, filepath, folder, staging, model, copy_assets, as_zip, 
         bundle = os.path.join(staging, os.path.basename(filepath))
         with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(staged, os.path.basename(staged))
+            if staged_randomization is not None:
+                archive.write(staged_randomization, os.path.basename(staged_randomization))
+                os.remove(staged_randomization)
             for path in final:
                 archive.write(path, os.path.relpath(path, staging))
         os.remove(staged)

@@ -190,7 +190,7 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
                                             held=scene_session.of(context.scene).held)
             mjcf_writer.write(built, filepath, copy_assets=self.copy_assets,
                               as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
-                              scene_objects=context.scene.objects)
+                              scene_objects=context.scene.objects, randomize=True)
         except MJBlendError as error:  # the scan's, the compile's or the writer's
             select_culprits(context, error)
             self.report({"ERROR"}, str(error))

@@ -58,10 +58,7 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
     for kind in MODEL_SETTINGS:
         spec_io.props_to_settings(getattr(model, kind), main, kind)
     built = SceneSpec(main, scanners)
-    used = set()
-    prefixes = [p + "_" for p in bridge_prefixes(roots)] if entity_prefixes else None
-    for index, (root, scanner) in enumerate(zip(roots, scanners, strict=True)):
-        prefix = prefixes[index] if prefixes else _prefix(root.name, used)
+    for root, scanner, prefix in zip(roots, scanners, root_prefixes(roots, entity_prefixes), strict=True):
         built.blender_meshes.update(prefix + name for name in scanner.blender_meshes)
         built.blender_textures.update({prefix + name: image
                                        for name, image in scanner.blender_textures.items()})
@@ -70,6 +67,18 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
         frame = main.worldbody.add_frame(pos=list(loc), quat=list(rot))
         main.attach(scanner.spec, prefix=prefix, frame=frame)
     return built
+
+
+def root_prefixes(roots, entity_prefixes: bool = False) -> list[str]:
+    """What `build_spec` puts before the names of each root's elements: nothing for a
+    single root (unless `entity_prefixes`), else the root's name and "/" (numbered
+    where two would be the same), or its bridge prefix and "_"."""
+    if entity_prefixes:
+        return [p + "_" for p in bridge_prefixes(roots)]
+    if len(roots) == 1:
+        return [""]
+    used: set[str] = set()
+    return [_prefix(root.name, used) for root in roots]
 
 
 def bridge_prefixes(roots) -> list[str]:
