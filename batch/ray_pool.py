@@ -127,7 +127,7 @@ class RayPool:
         return state
 
     def _send_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
-        for worker, part in zip(self._workers, self._slices, strict=True):
+        for worker, part in self._actors():
             mine = (ids >= part.start) & (ids < part.stop)
             if mine.any():  # actors run one caller's calls in order: no need to wait
                 self._pending.append(worker.set_draws.remote(ids[mine] - part.start, draws[mine]))
@@ -146,18 +146,17 @@ class RayPool:
         return self._call("step", state, nstep, sensors, rows=self._rows(ctrl, controls))
 
     def _step_policy(self, state, policy, nstep, sensors):
-        self._gather([w.policy_start.remote(state[part], nstep, sensors)
-                      for w, part in zip(self._workers, self._slices, strict=True)])
+        actors = self._actors()
+        self._gather([w.policy_start.remote(state[part], nstep, sensors) for w, part in actors])
         current = state.copy()
         try:
             for k in range(nstep):
                 controls = self._local._controls(policy(k, current), 1, policy=True)
-                replies = self._gather([w.policy_next.remote(controls[part])
-                                        for w, part in zip(self._workers, self._slices, strict=True)])
+                replies = self._gather([w.policy_next.remote(controls[part]) for w, part in actors])
                 if k < nstep - 1:
                     current = np.concatenate(replies)
         except BaseException:
-            self._gather([w.policy_stop.remote() for w in self._workers])
+            self._gather([w.policy_stop.remote() for w, _ in actors])
             raise
         return self._join(replies)
 
@@ -201,14 +200,18 @@ class RayPool:
         """`method` on every actor with its rows of `state` (then its entry of `rows`,
         when given, then `args`), the replies joined in environment order."""
         refs = []
-        for n, (worker, part) in enumerate(zip(self._workers, self._slices, strict=True)):
+        for n, (worker, part) in enumerate(self._actors()):
             mine = () if rows is None else (rows[n],)
             refs.append(getattr(worker, method).remote(state[part], *mine, *args))
         return self._join(self._gather(refs))
 
-    def _gather(self, refs: list) -> list:
+    def _actors(self) -> list:
+        """(worker, its slice of the environments) for every actor."""
         if not self._workers:
             raise BatchError("the pool is closed")
+        return list(zip(self._workers, self._slices, strict=True))
+
+    def _gather(self, refs: list) -> list:
         ray = sys.modules["ray"]
         pending, self._pending = self._pending, []
         return ray.get(pending + refs)[len(pending):]
