@@ -5,7 +5,7 @@ from bpy.app.handlers import persistent
 
 from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
-from ..live import bridge_host, scene_session
+from ..live import bridge_host, randomization_preview, scene_session
 from ..sync import instancer
 from ..authoring import validation
 
@@ -42,6 +42,26 @@ def end_simulations(*_args):
     """File load, undo and redo replace the objects a simulation is bound to: end
     it first, putting back the authored poses (so undo never records simulated ones)."""
     scene_session.drop_all(restore=True)
+
+
+@persistent
+def end_previews(*_args):
+    """File load, undo and redo replace the objects a randomization preview draws: it
+    ends first, its instancer removed and the objects shown as they were."""
+    randomization_preview.stop_all()
+
+
+@persistent
+def suspend_previews(*_args):
+    """A .blend holds no preview: its instancer goes before the save, back after it."""
+    for preview in randomization_preview.all_previews():
+        preview.suspend()
+
+
+@persistent
+def resume_previews(*_args):
+    for preview in randomization_preview.all_previews():
+        preview.resume()
 
 
 @persistent
@@ -102,6 +122,11 @@ HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
             (bpy.app.handlers.save_pre, pack_generated_images),
             (bpy.app.handlers.save_pre, save_authored_poses),
             (bpy.app.handlers.save_post, resume_simulated_poses),
+            (bpy.app.handlers.save_pre, suspend_previews),
+            (bpy.app.handlers.save_post, resume_previews),
+            (bpy.app.handlers.load_pre, end_previews),
+            (bpy.app.handlers.undo_pre, end_previews),
+            (bpy.app.handlers.redo_pre, end_previews),
             (bpy.app.handlers.load_pre, stop_bridge),
             (bpy.app.handlers.load_pre, end_simulations),
             (bpy.app.handlers.undo_pre, end_simulations),

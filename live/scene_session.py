@@ -71,10 +71,17 @@ def threaded_default() -> bool:
     return not bpy.app.background and preferences.get(bpy.context).physics_thread
 
 
+# Called with a scene before a simulation of it starts; each may refuse with a
+# SimulationError saying why (the randomization preview: live/randomization_preview.py)
+START_CHECKS: list = []
+
+
 class LiveSimulation:
     """The simulation of one scene and its binding to the scene's objects."""
 
     def __init__(self, owner: SceneSession, threaded: bool | None = None, for_bridge: bool = False):
+        for check in list(START_CHECKS):
+            check(owner.scene)
         self.owner = owner
         self.scene = owner.scene
         self.name = owner.scene.name
@@ -213,10 +220,7 @@ class LiveSimulation:
         return self.scene.mujoco_simulation
 
     def _overrides(self) -> list[tuple]:
-        """The Scene's option overrides (only those switched on): (attribute, MuJoCo value)."""
-        override = self.settings.override
-        return [(attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
-                for attr in spec_io.KINDS["option"].attrs if getattr(override, "use_" + attr.prop, False)]
+        return option_overrides(self.scene)
 
     def apply_overrides(self) -> None:
         """The overrides again, on the running model (between two steps)."""
@@ -681,6 +685,13 @@ class LiveSimulation:
         self._hold()
         self.display.written = None
         self.show(force=True)
+
+
+def option_overrides(scene) -> list[tuple]:
+    """The scene's option overrides (only those switched on): (attribute, MuJoCo value)."""
+    override = scene.mujoco_simulation.override
+    return [(attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
+            for attr in spec_io.KINDS["option"].attrs if getattr(override, "use_" + attr.prop, False)]
 
 
 @contextlib.contextmanager

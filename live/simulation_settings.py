@@ -12,7 +12,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, Po
 from ..components.properties import attribute_property
 from ..components.schema import KINDS
 from ..engine import commands
-from . import scene_session
+from . import randomization_preview, scene_session
 
 
 def _override_changed(self, context):
@@ -100,13 +100,20 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
 
 def _control_get(obj):
     running, index = _actuator(obj)
-    return running.control(index) if running else 0.0
+    if running:
+        return running.control(index)
+    preview, index = _previewed_actuator(obj)
+    return float(preview.ctrl[index]) if preview else 0.0
 
 
 def _control_set(obj, value):
     running, index = _actuator(obj)
     if running:
         running.set_control(index, value)
+        return
+    preview, index = _previewed_actuator(obj)  # (the randomization preview's environments, all alike)
+    if preview:
+        preview.set_control(index, value)
 
 
 def _actuator(obj):
@@ -116,6 +123,13 @@ def _actuator(obj):
         return None, -1
     index = running.actuator_ids.get(obj.as_pointer())
     return (running, index) if index is not None else (None, -1)
+
+
+def _previewed_actuator(obj):
+    """(randomization preview, actuator id) of an actuator object, or (None, -1)."""
+    preview = randomization_preview.get(bpy.context.scene) if bpy.context.scene else None
+    index = preview.actuator_of.get(obj.as_pointer()) if preview is not None else None
+    return (preview, index) if index is not None else (None, -1)
 
 
 CLASSES = (OptionOverride, MJBLEND_PG_simulation)

@@ -36,6 +36,9 @@ How Blender is made to draw it (what Blender draws, renders and hits measured on
   frame: from 4.3 it tags the mesh itself, cheaply; an attribute write or
   Mesh.update() makes Blender re-flush the visibility of its whole dependency
   graph (blender_compat.POSITIONS_WRITE_TAGS).
+- `copies` draws every source that many times, each copy moved by its own rows
+  (the randomization preview's environments side by side): more points, the
+  same instanced objects, so a copy costs what its points cost.
 """
 
 from __future__ import annotations
@@ -66,16 +69,21 @@ class Instancer:
     instancer object, named `name`, is linked into `collection`; `view_layer`
     is one that shows that collection (Blender is asked once which instance
     is which source). `also_hidden` objects are hidden and shown with the
-    sources but not drawn (the empties of bodies and joints, cameras, lights)."""
+    sources but not drawn (the empties of bodies and joints, cameras, lights).
+    `copies`: each source is drawn that many times, copy c moved by rows
+    c * len(groups) + i of what `write` gets."""
 
     def __init__(self, name: str, groups: Sequence[Sequence[bpy.types.Object]],
                  collection: bpy.types.Collection, view_layer: bpy.types.ViewLayer,
-                 also_hidden: Sequence[bpy.types.Object] = ()):
+                 also_hidden: Sequence[bpy.types.Object] = (), copies: int = 1):
         self.sources = [obj for group in groups for obj in group]
         self.also_hidden = list(also_hidden)  # moving objects that draw no geometry (empties, ...)
         if len({obj.as_pointer() for obj in self.sources}) != len(self.sources):
             raise ValueError("an object is in more than one group")
-        self.bodies = len(groups)
+        if copies < 1:
+            raise ValueError(f"copies must be at least 1, not {copies}")
+        self.bodies = len(groups)  # rows of `write` per copy
+        self.copies = copies
         self._rows = np.array([row for row, group in enumerate(groups) for _ in group], dtype=np.intp)
         view_layer.update()  # (world matrices of transforms just put back)
         authored = [obj.matrix_world.copy() for obj in self.sources]
@@ -110,7 +118,13 @@ class Instancer:
                 self._chunks.append((placed, [self.representatives[i] for i in members[start:start + CHUNK]]))
         self._last = None  # (pos, quat) of the last write, to tell instances of one shape apart
         self._shown = None  # while the sources are hidden: what hide_sources(False) puts back
-        self._positions = np.zeros((2 * len(self.sources), 3), dtype=np.float32)
+        # points: copy c of source i is point c * len(sources) + i
+        self._points = copies * len(self.sources)
+        self._point_rows = (np.arange(copies)[:, None] * self.bodies + self._rows).ravel()
+        self._point_turn = np.tile(self._turn, (copies, 1))
+        self._point_where = np.tile(self._where, (copies, 1))
+        self._point_placed = np.tile(self._placed, copies)
+        self._positions = np.zeros((2 * self._points, 3), dtype=np.float32)
         self.object = self.mesh = None
         self.node_groups: list[bpy.types.NodeTree] = []  # the modifier's, then the one it calls
         self.collections: list[bpy.types.Collection] = []
@@ -126,23 +140,27 @@ class Instancer:
 
     def write(self, pos, quat) -> None:
         """Move every body's objects by its displacement: (N, 3) positions and (N, 4)
-        quaternions (w x y z), world_now = Translation(pos) @ Rotation(quat) @ authored."""
+        quaternions (w x y z), world_now = Translation(pos) @ Rotation(quat) @ authored;
+        N = copies * bodies (copy c's rows after copy c - 1's)."""
         pos, quat = np.asarray(pos, dtype=np.float64), np.asarray(quat, dtype=np.float64)
-        if pos.shape != (self.bodies, 3) or quat.shape != (self.bodies, 4):
-            raise ValueError(f"expected ({self.bodies}, 3) and ({self.bodies}, 4), "
-                             f"got {pos.shape} and {quat.shape}")
+        rows = self.copies * self.bodies
+        if pos.shape != (rows, 3) or quat.shape != (rows, 4):
+            raise ValueError(f"expected ({rows}, 3) and ({rows}, 4), got {pos.shape} and {quat.shape}")
         turn, where = self.poses(pos, quat)
-        count = len(self.sources)
-        self._positions[:count] = where
-        self._positions[count:] = quaternion_to_euler(turn)
+        points = self._points
+        self._positions[:points] = where
+        self._positions[points:] = quaternion_to_euler(turn)
         self._write_positions()
         self._last = (pos.copy(), quat.copy())
 
     def poses(self, pos, quat) -> tuple[np.ndarray, np.ndarray]:
-        """Every source's (rotation, position) after its body's displacement."""
-        moved_q, moved_p = quat[self._rows], pos[self._rows]
-        turn, where = frames.quat_multiply(moved_q, self._turn), moved_p + frames.rotate(moved_q, self._where)
-        turn[self._placed], where[self._placed] = moved_q[self._placed], moved_p[self._placed]
+        """Every point's (rotation, position) after its body's displacement (copy c of
+        source i: row c * len(sources) + i)."""
+        moved_q, moved_p = quat[self._point_rows], pos[self._point_rows]
+        turn = frames.quat_multiply(moved_q, self._point_turn)
+        where = moved_p + frames.rotate(moved_q, self._point_where)
+        placed = self._point_placed
+        turn[placed], where[placed] = moved_q[placed], moved_p[placed]
         return turn, where
 
     def _write_positions(self):
@@ -156,13 +174,15 @@ class Instancer:
         instance is nearest `matrix`."""
         obj = obj.original  # (ray_cast gives the evaluated object)
         shape = next((i for i, rep in enumerate(self.representatives) if rep == obj), None)
-        candidates = [] if shape is None else np.flatnonzero(self._shape == shape)
+        # (points: every copy of every source of that shape)
+        candidates = [] if shape is None else np.flatnonzero(np.tile(self._shape, self.copies) == shape)
+        count = len(self.sources)
         if len(candidates) <= 1 or self._last is None:
-            return self.sources[candidates[0]] if len(candidates) else obj
+            return self.sources[candidates[0] % count] if len(candidates) else obj
         _turn, where = self.poses(*self._last)
         hit = np.array(matrix)
         distance = np.linalg.norm(where[candidates] - hit[:3, 3], axis=1)
-        return self.sources[candidates[int(np.argmin(distance))]]
+        return self.sources[candidates[int(np.argmin(distance))] % count]
 
     # -------------------------------------------------------------- visibility
 
@@ -253,7 +273,7 @@ class Instancer:
     # --------------------------------------------------------------- building
 
     def _build(self, name, collection):
-        count = len(self.sources)
+        points = self._points
         for number, (_placed, members) in enumerate(self._chunks):
             # never linked to a scene: its objects are drawn only through the instances
             chunk = bpy.data.collections.new(f"{name} {number}")
@@ -261,16 +281,16 @@ class Instancer:
             for obj in members:
                 chunk.objects.link(obj)
         self.mesh = bpy.data.meshes.new(name)
-        self.mesh.vertices.add(2 * count)
+        self.mesh.vertices.add(2 * points)
         attributes = self.mesh.attributes
         attributes.new(PICK, "INT", "POINT")
         attributes.new(CHUNK_OF, "INT", "POINT")
         attributes.new(SCALE, "FLOAT_VECTOR", "POINT")  # (written by _pick_by_name)
-        rendered = [not obj.hide_render for obj in self.sources] + [False] * count
+        rendered = [not obj.hide_render for obj in self.sources] * self.copies + [False] * points
         attributes.new(RENDERED, "BOOLEAN", "POINT").data.foreach_set("value", rendered)
         self.node_groups.append(_new_tree(name))
         placed = [placed for placed, _members in self._chunks]
-        self.node_groups.append(_instancing_tree(f"{name} instancing", self.collections, placed, count))
+        self.node_groups.append(_instancing_tree(f"{name} instancing", self.collections, placed, points))
         _call(*self.node_groups)
         self.object = bpy.data.objects.new(name, self.mesh)
         self.object.modifiers.new("instances", "NODES").node_group = self.node_groups[0]
@@ -284,14 +304,14 @@ class Instancer:
         Blender. Point j draws instance slot[j] (chunk, index) at x = j + 1,
         unrotated; Blender sorts a chunk by name, so the representative found at
         x = j + 1 is instance slot[j][1] of its chunk. Other points draw nothing."""
-        count, shapes = len(self.sources), len(self.representatives)
+        count, shapes, points = len(self.sources), len(self.representatives), self._points
         probe = np.arange(shapes)
-        pick, chunk_of = np.full(2 * count, -1), np.full(2 * count, -1)
+        pick, chunk_of = np.full(2 * points, -1), np.full(2 * points, -1)
         pick[:shapes], chunk_of[:shapes] = self._slot[:, 1], self._slot[:, 0]
         self.mesh.attributes[PICK].data.foreach_set("value", pick)
         self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
         scale = self.mesh.attributes[SCALE].data
-        scale.foreach_set("vector", np.ones(6 * count, dtype=np.float32))
+        scale.foreach_set("vector", np.ones(6 * points, dtype=np.float32))
         self._positions[:] = 0.0
         self._positions[:shapes, 0] = probe + 1
         self._write_positions()
@@ -313,12 +333,16 @@ class Instancer:
             raise RuntimeError(f"view layer {view_layer.name!r} does not show the instancer of "
                                f"{count} objects")
         pick[:], chunk_of[:] = -1, -1
-        pick[:count], chunk_of[:count] = index[self._shape], self._slot[self._shape, 0]
-        scale.foreach_set("vector", np.concatenate((self._scale, np.ones((count, 3), np.float32))).ravel())
+        copies = self.copies
+        pick[:points] = np.tile(index[self._shape], copies)
+        chunk_of[:points] = np.tile(self._slot[self._shape, 0], copies)
+        scale.foreach_set("vector", np.concatenate((np.tile(self._scale, (copies, 1)),
+                                                    np.ones((points, 3), np.float32))).ravel())
         self.mesh.attributes[PICK].data.foreach_set("value", pick)
         self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
         self.mesh.update()  # (as above)
-        self.write(np.zeros((self.bodies, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (self.bodies, 1)))
+        rows = self.copies * self.bodies
+        self.write(np.zeros((rows, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (rows, 1)))
 
 
 def _decomposes(matrix, loc, rot, scale, tolerance=1e-6) -> bool:
@@ -382,21 +406,21 @@ def _call(tree, group):
     tree.links.new(node.outputs[0], tree.nodes.new("NodeGroupOutput").inputs[0])
 
 
-def _instancing_tree(name, chunks, placed, count):
+def _instancing_tree(name, chunks, placed, point_count):
     """Per chunk: Collection Info (one instance per representative: in its own space,
     or where it is for `placed` chunks) -> Instance on Points (the chunk's points, each
     drawing its "pick" instance, rotated by the Euler angles in the position of vertex
-    count + i, scaled by its "scale"; in renders only sources that render)
+    point_count + i, scaled by its "scale"; in renders only sources that render)
     -> one nested instance; all joined."""
     tree = _new_tree(name)
     nodes, links = tree.nodes, tree.links
     points, group_out = nodes.new("NodeGroupInput").outputs[0], nodes.new("NodeGroupOutput")
 
-    # the rotation of point i: the "position" of vertex count + i
+    # the rotation of point i: the "position" of vertex point_count + i
     rotation_index = nodes.new("ShaderNodeMath")
     rotation_index.operation = "ADD"
     links.new(nodes.new("GeometryNodeInputIndex").outputs[0], rotation_index.inputs[0])
-    rotation_index.inputs[1].default_value = count
+    rotation_index.inputs[1].default_value = point_count
     rotation = nodes.new("GeometryNodeSampleIndex")
     rotation.data_type, rotation.domain = "FLOAT_VECTOR", "POINT"
     links.new(points, rotation.inputs["Geometry"])

@@ -1,0 +1,392 @@
+"""The randomization preview: K randomized environments of the scene's model side
+by side in the viewport, stepping live with the same controls, so the user sees
+what a randomization does before training with it.
+
+A `RandomizationPreview` compiles the scene as the live simulation does (every
+model root, the scene's option overrides), owns a `batch.BatchPool` of K
+environments of that model (each with its own drawn values) and their states,
+and draws them with one Fast display instancer (sync/instancer.py) holding K
+copies of every moving object: environment e is laid out at `offsets[e]` on a
+square grid in Blender's X / Y. Each `tick` steps every environment by one frame
+of simulated time (the scene's frame rate and the simulation's Speed), then
+writes each body's displacement from its authored pose, plus its environment's
+offset, into the instancer. The authored objects stay where they were authored,
+hidden while it runs, and show again when it stops; what the world body holds
+(floor, lights) is drawn once, shared by every environment.
+
+One preview per scene, kept here (outside bpy data) like the scene sessions:
+
+    randomization_preview.start(scene, randomization, count=4)   # refuses what it cannot
+    randomization_preview.get(scene).tick()                      # the operator's timer does this
+    randomization_preview.stop(scene)
+
+It stops on file load, undo, redo and add-on disable (app/handlers.py). It
+refuses to start while the scene's simulation runs, and the simulation refuses
+to start while it runs (scene_session.START_CHECKS): both would show the same
+objects.
+"""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+from bpy.props import FloatProperty, IntProperty, PointerProperty
+from mathutils import Matrix
+
+from ..batch import BatchError, BatchPool, Randomization, RandomizationError
+from ..components import spec_io
+from ..engine import frames
+from ..engine.session import check_timestep, clamped_control
+from ..scan import compile_spec, scene_scan
+from ..scene.errors import MJBlendError
+from ..sync import timeline
+from ..sync.instancer import Instancer
+from . import scene_session
+from .display import GEOMETRY_TYPES
+
+MAX_COUNT = 64  # environments a preview may show
+SPACING_PER_EXTENT = 1.5  # automatic spacing: this many times the model's extent (model.stat.extent)
+
+
+class PreviewError(MJBlendError):
+    """The preview cannot start (no model, a model that does not compile, a
+    randomization that does not fit it, a count out of range, a running simulation)."""
+
+
+# ------------------------------------------------------------ layout
+
+
+def grid_offsets(count: int, spacing: float) -> np.ndarray:
+    """(count, 3): where each environment stands, on a square grid of `spacing`
+    metres in X and Y (environment 0 where the model was authored, rows along +Y)."""
+    columns = math.ceil(math.sqrt(count))
+    index = np.arange(count)
+    return np.stack([(index % columns) * spacing, (index // columns) * spacing, np.zeros(count)], axis=1)
+
+
+def automatic_spacing(model) -> float:
+    """SPACING_PER_EXTENT times the model's extent (MuJoCo's own measure of its size)."""
+    extent = float(model.stat.extent)
+    return SPACING_PER_EXTENT * extent if extent > 0 and math.isfinite(extent) else 1.0
+
+
+def steps_per_tick(model, fps: float, speed: float = 1.0) -> int:
+    """The steps one display frame advances: `speed` simulated seconds per second, at
+    `fps` frames per second (at least one step)."""
+    return max(1, round(speed / (fps * model.opt.timestep)))
+
+
+def scene_fps(scene) -> float:
+    return scene.render.fps / scene.render.fps_base
+
+
+# ------------------------------------------------------------ the preview
+
+
+class RandomizationPreview:
+    """K environments of `scene`'s model drawn side by side (see the module's docstring).
+
+    randomization: a batch.Randomization (None or empty: K identical environments);
+    seed: its generator's seed (None: the randomization's own); spacing: metres between
+    environments (0: `automatic_spacing`); view_layer: one showing the scene's collection
+    (default: the context's if it is the scene's, else the scene's first)."""
+
+    def __init__(self, scene, randomization: Randomization | None, count: int = 4, seed: int | None = None,
+                 spacing: float = 0.0, view_layer=None):
+        if not isinstance(count, (int, np.integer)) or not 1 <= count <= MAX_COUNT:
+            raise PreviewError(f"The preview shows 1 to {MAX_COUNT} environments, not {count}")
+        if not spacing >= 0 or not math.isfinite(spacing):
+            raise PreviewError("The spacing between environments must be 0 (automatic) or more, "
+                               f"not {spacing}")
+        _check_free(scene)
+        self.scene = scene
+        self.count = int(count)
+        model, data, scanners, roots = _compile(scene)
+        try:
+            check_timestep(model)
+        except ValueError as error:
+            raise PreviewError(str(error)) from None
+        self.model = model
+        self.randomization = randomization
+        keyframe = scene.mujoco_simulation.keyframe
+        try:
+            self.pool = BatchPool(model, self.count, randomization=randomization or None, seed=seed,
+                                  keyframe=keyframe if 0 <= keyframe < model.nkey else None)
+        except (BatchError, RandomizationError) as error:
+            raise PreviewError(f"The randomization does not fit the model: {error}") from None
+        self.state = self.pool.initial_states()
+        self.ctrl = np.zeros(model.nu)
+        self.steps = 0  # steps taken by each environment since the start or the last redraw
+        self.spacing = float(spacing) if spacing > 0 else automatic_spacing(model)
+        self.offsets = grid_offsets(self.count, self.spacing)
+        self._bind(model, data, scanners, roots)
+        self.instancer: Instancer | None = None
+        try:
+            self._draw(view_layer)
+        except BaseException:
+            self.pool.close()
+            raise
+
+    # ------------------------------------------------------------ binding
+
+    def _bind(self, model, data, scanners, roots) -> None:
+        """Which objects move with which body, the bodies' authored poses, the
+        actuators' objects, and how MuJoCo's world sits in Blender's."""
+        bodies, actuators = [], {}
+        for scanner in scanners:
+            for block, kind, element in scanner.elements.values():
+                if kind == "body" and element.id > 0:  # (the world body's objects are drawn once)
+                    bodies.append((block, element.id))
+                elif kind == "actuator" and element.id >= 0:
+                    actuators[element.id] = block
+        bodies.sort(key=lambda pair: pair[1])
+        self.actuator_objects = actuators  # actuator id -> its object
+        self.actuator_of = {obj.as_pointer(): i for i, obj in actuators.items()}
+        self.body_ids = np.array([body for _obj, body in bodies], dtype=int)
+        pointers = {obj.as_pointer() for obj, _body in bodies}
+        groups = scene_session._moving_groups(bodies, pointers, self.scene.objects)
+        self.drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in groups]
+        self.also_hidden = [o for group in groups for o in group if o.type not in GEOMETRY_TYPES]
+        self.authored_pos = data.xpos[self.body_ids].copy()
+        self.authored_conj = frames.conjugate(data.xquat[self.body_ids].copy())
+        # MuJoCo's world in Blender's: the root's frame for one model, the identity for
+        # several (compile_spec.build_spec attached them where they stand)
+        if len(roots) == 1:
+            loc, rot, _scale = roots[0].matrix_world.decompose()
+            world = Matrix.LocRotScale(loc, rot, None)
+        else:
+            world = Matrix.Identity(4)
+        loc, rot, _scale = world.decompose()
+        self.world_quat, self.world_pos = np.array(rot), np.array(loc)
+
+    # ------------------------------------------------------------ drawing
+
+    def _draw(self, view_layer=None) -> None:
+        """The instancer (K copies of every moving object), the sources hidden behind it."""
+        scene = self.scene
+        if view_layer is None:
+            context = bpy.context
+            view_layer = context.view_layer if context.scene == scene and context.view_layer \
+                else scene.view_layers[0]
+        self.instancer = Instancer(f"{scene.name} (randomization preview)", self.drawn, scene.collection,
+                                   view_layer, also_hidden=self.also_hidden, copies=self.count)
+        self.instancer.hide_sources(True)
+        self.show()
+
+    def displacements(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each environment's body displacements from their authored poses, in Blender's
+        world, each environment moved to its place: (K * bodies, 3) positions and
+        (K * bodies, 4) quaternions, as Instancer.write takes them."""
+        xpos, xquat = self.pool.body_poses(self.state)
+        count, bodies = self.count, len(self.body_ids)
+        pos = xpos[:, self.body_ids].reshape(-1, 3)
+        quat = xquat[:, self.body_ids].reshape(-1, 4)
+        conj = np.tile(self.authored_conj, (count, 1))
+        turn = frames.quat_multiply(quat, conj)
+        shift = pos - frames.rotate(turn, np.tile(self.authored_pos, (count, 1)))
+        # world @ (pose now) @ (authored pose)^-1 @ world^-1
+        n = len(turn)
+        world_q = np.broadcast_to(self.world_quat, (n, 4))
+        world_p = np.broadcast_to(self.world_pos, (n, 3))
+        turn = frames.quat_multiply(frames.quat_multiply(world_q, turn), frames.conjugate(world_q))
+        shift = frames.rotate(world_q, shift) + world_p - frames.rotate(turn, world_p)
+        shift += np.repeat(self.offsets, bodies, axis=0)
+        return shift, turn
+
+    def show(self) -> None:
+        """The environments' current states drawn (not while suspended)."""
+        if self.instancer is not None:
+            self.instancer.write(*self.displacements())
+
+    # ------------------------------------------------------------ stepping
+
+    def steps_per_tick(self) -> int:
+        scene = self.scene
+        return steps_per_tick(self.model, scene_fps(scene), scene.mujoco_simulation.realtime)
+
+    def tick(self, nstep: int | None = None) -> int:
+        """One display frame: every environment steps `nstep` times (default: one frame
+        of simulated time, `steps_per_tick`) with the same controls, then is drawn.
+        Returns the steps taken."""
+        nstep = self.steps_per_tick() if nstep is None else nstep
+        self.state = self.pool.step(self.state, self.ctrl, nstep)
+        self.steps += nstep
+        self.show()
+        return nstep
+
+    def redraw(self) -> None:
+        """Every environment back to its initial state with newly drawn values."""
+        self.state = self.pool.reset(self.state)
+        self.steps = 0
+        self.show()
+
+    @property
+    def time(self) -> float:
+        """The simulated time of the environments (they step together)."""
+        return float(self.state[0, 0])
+
+    def set_control(self, actuator: int, value: float) -> None:
+        self.ctrl[actuator] = clamped_control(self.model, actuator, value)
+
+    # ------------------------------------------------------------ ending
+
+    def suspend(self) -> None:
+        """No instancer, the sources shown as they were (before a save: the file gets
+        the authored scene); `resume` draws it again."""
+        if self.instancer is not None:
+            try:
+                self.instancer.remove()
+            except ReferenceError:
+                pass
+            self.instancer = None
+
+    def resume(self) -> None:
+        if self.instancer is None:
+            self._draw()
+
+    def close(self) -> None:
+        """Everything the preview made removed, the objects as they were, the pool's
+        threads ended."""
+        try:
+            self.suspend()
+        finally:
+            self.pool.close()
+
+
+def _check_free(scene) -> None:
+    """PreviewError unless the scene's objects are as authored: no simulation running
+    (it moves them), no bake (the timeline moves them)."""
+    running = scene_session.running(scene)
+    if running is not None:
+        state = "playing" if running.playing else "paused, its objects where it left them"
+        raise PreviewError(f"The scene's simulation is {state}: stop it (the square button in "
+                           "Sidebar > MuJoCo > Simulation) before previewing the randomization")
+    if timeline.is_baked(scene):
+        raise PreviewError("The scene is baked (its objects follow the timeline): clear the bake "
+                           "(Sidebar > MuJoCo > Timeline) before previewing the randomization")
+
+
+def _compile(scene):
+    """(model, an MjData at qpos0 after a forward pass, scanners, roots): every model
+    root compiled as the live simulation compiles them, with the scene's option
+    overrides."""
+    roots = scene_scan.model_roots(scene)
+    if not roots:
+        raise PreviewError("Nothing to preview: the scene has no MuJoCo model (File > Import > MuJoCo, "
+                           "or add a model root)")
+    warnings: list[str] = []
+    try:
+        built = compile_spec.build_spec(roots, warnings, held=scene_session.of(scene).held)
+        model, data = compile_spec.compiled(built.spec, scene.objects, built.scanners, warnings)
+    except compile_spec.CompileError as error:
+        raise PreviewError(str(error), error.objects) from None
+    for attr, value in scene_session.option_overrides(scene):
+        spec_io.set_attr(model.opt, attr, value)
+    return model, data, built.scanners, roots
+
+
+# ------------------------------------------------------------ registry
+
+_PREVIEWS: dict[int, RandomizationPreview] = {}
+
+
+def get(scene) -> RandomizationPreview | None:
+    """The scene's preview, or None."""
+    preview = _PREVIEWS.get(scene.as_pointer())
+    if preview is not None and not _same(preview.scene, scene):  # a new scene at a reused address
+        _drop(preview)
+        return None
+    return preview
+
+
+def start(scene, randomization: Randomization | None, count: int = 4, seed: int | None = None,
+          spacing: float = 0.0, view_layer=None) -> RandomizationPreview:
+    """The scene's preview, started anew (one already running stops first). PreviewError
+    (saying why) if it cannot start; then nothing is left of it."""
+    stop(scene)
+    preview = RandomizationPreview(scene, randomization, count, seed, spacing, view_layer)
+    _PREVIEWS[scene.as_pointer()] = preview
+    return preview
+
+
+def stop(scene) -> bool:
+    """End the scene's preview (False if none ran)."""
+    preview = _PREVIEWS.get(scene.as_pointer())
+    if preview is None:
+        return False
+    _drop(preview)
+    return True
+
+
+def is_current(preview: RandomizationPreview) -> bool:
+    """Is `preview` still its scene's preview? (False once stopped, replaced, or its
+    scene deleted: then it is dropped.)"""
+    try:
+        return get(preview.scene) is preview
+    except ReferenceError:  # its scene was deleted
+        _drop(preview)
+        return False
+
+
+def stop_all() -> None:
+    """Every preview ended (file load, undo, redo, add-on disable)."""
+    for preview in list(_PREVIEWS.values()):
+        _drop(preview)
+
+
+def all_previews() -> list[RandomizationPreview]:
+    return list(_PREVIEWS.values())
+
+
+def _drop(preview: RandomizationPreview) -> None:
+    for key, held in list(_PREVIEWS.items()):
+        if held is preview:
+            del _PREVIEWS[key]
+    preview.close()
+
+
+def _same(a, b) -> bool:
+    try:
+        return a == b and a.name is not None
+    except ReferenceError:
+        return False
+
+
+def refuse_simulation(scene) -> None:
+    """(scene_session.START_CHECKS) No simulation while the scene's preview runs."""
+    if _PREVIEWS and get(scene) is not None:
+        raise scene_session.SimulationError(
+            "The randomization preview is running: stop it (Sidebar > MuJoCo > Randomization Preview) "
+            "before simulating the scene")
+
+
+# ------------------------------------------------------------ settings
+
+
+class MJBLEND_PG_randomization_preview(bpy.types.PropertyGroup):
+    count: IntProperty(
+        name="Environments", default=4, min=1, max=MAX_COUNT,
+        description="How many randomized environments the preview shows side by side")
+    spacing: FloatProperty(
+        name="Spacing", default=0.0, min=0.0, soft_max=20.0, unit="LENGTH",
+        description="Distance between neighbouring environments (0: automatic, from the model's extent)")
+    seed: IntProperty(
+        name="Seed", default=0, min=0,
+        description="Seed of the generator drawing each environment's values (Redraw draws again)")
+
+
+def register():
+    bpy.utils.register_class(MJBLEND_PG_randomization_preview)
+    bpy.types.Scene.mujoco_preview = PointerProperty(type=MJBLEND_PG_randomization_preview)
+    if refuse_simulation not in scene_session.START_CHECKS:
+        scene_session.START_CHECKS.append(refuse_simulation)
+
+
+def unregister():
+    stop_all()
+    if refuse_simulation in scene_session.START_CHECKS:
+        scene_session.START_CHECKS.remove(refuse_simulation)
+    del bpy.types.Scene.mujoco_preview
+    bpy.utils.unregister_class(MJBLEND_PG_randomization_preview)
