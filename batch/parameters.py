@@ -22,16 +22,34 @@ import numpy as np
 from .randomization import Bound, Randomization, fit_bounds
 
 # What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
-# inertia, body position, armature, gear or geom size moves. Checked by a test that a
-# swapped-in model equals a copy given the same values and mj_setConst.
+# inertia, body position, armature or gear moves, and, for a resized geom, its
+# bounding sphere and its body's bounding-volume hierarchy. Checked by a test
+# that a swapped-in model equals a copy given the same values and mj_setConst.
 DERIVED_FIELDS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0", "dof_length",
                   "tendon_invweight0", "tendon_length0", "actuator_acc0", "actuator_length0",
                   "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
-                  "flexedge_length0", "flexedge_invweight0", "bvh_aabb", "geom_rbound")
-# attributes whose change reaches the derived constants (a geom's size: the
-# bounding-volume hierarchy of its body)
+                  "flexedge_length0", "flexedge_invweight0")
+SIZE_DERIVED_FIELDS = ("geom_rbound", "bvh_aabb")
+# attributes whose change reaches the derived constants
 _STRUCTURAL = {("body", "mass"), ("body", "inertia"), ("body", "pos"), ("joint", "armature"),
                ("actuator", "gear"), ("geom", "size")}
+
+
+def _derived_parts(model, bound) -> list[tuple[str, np.ndarray]]:
+    """(field, flat indices) of the derived constants this randomization moves:
+    mj_setConst's fields, and for resized geoms only their rows (a mesh-heavy
+    model's bounding-volume hierarchy is large: Barkour's is 100k values)."""
+    parts = [(name, np.arange(getattr(model, name).size)) for name in DERIVED_FIELDS
+             if getattr(model, name).size]
+    if bound.sized_geoms:
+        parts.append(("geom_rbound", np.array(sorted(set(bound.sized_geoms)))))
+        nodes = [np.arange(model.body_bvhadr[b], model.body_bvhadr[b] + model.body_bvhnum[b])
+                 for b in sorted({int(model.geom_bodyid[g]) for g in bound.sized_geoms})
+                 if model.body_bvhadr[b] >= 0]
+        if nodes:
+            node = np.concatenate(nodes)
+            parts.append(("bvh_aabb", (node[:, None] * 6 + np.arange(6)).reshape(-1)))
+    return parts
 
 
 class Parameters:
@@ -48,11 +66,10 @@ class Parameters:
                         for write in writes]
         self.values = [np.empty((nbatch, len(w.flat))) for _, _, w in self._writes]
         self.structural = any((e.element, e.attribute) in _STRUCTURAL for e in self.bound.entries)
-        self.derived = [n for n in DERIVED_FIELDS if getattr(model, n).size] if self.structural else []
-        self.derived_values = {name: np.empty((nbatch, getattr(model, name).size)) for name in self.derived}
+        self.derived = _derived_parts(model, self.bound) if self.structural else []
+        self.derived_values = [np.empty((nbatch, len(flat))) for _, flat in self.derived]
         self.stat_values = np.empty((nbatch, 2))  # meaninertia, meanmass
-        self._scratch = copy.copy(model) if self.structural else None
-        self._scratch_data = mujoco.MjData(model) if self.structural else None
+        self._scratch = self._scratch_data = None  # made on the first draw that needs them
 
     def redraw(self, ids: np.ndarray) -> None:
         """New draws for environments `ids` (in that order, from the pool's generator)."""
@@ -68,12 +85,16 @@ class Parameters:
             self._derive(ids)
 
     def _derive(self, ids) -> None:
+        """The derived constants of environments `ids`, one mj_setConst each on a
+        scratch copy (it holds the GIL: worker threads would not share the work)."""
+        if self._scratch is None:
+            self._scratch, self._scratch_data = copy.copy(self.nominal), mujoco.MjData(self.nominal)
         model, data = self._scratch, self._scratch_data
         for env in ids:
             self._write_values(model, env)
             self.bound.derive(model, data)
-            for name in self.derived:
-                self.derived_values[name][env] = getattr(model, name).reshape(-1)
+            for (name, flat), values in zip(self.derived, self.derived_values, strict=True):
+                values[env] = getattr(model, name).reshape(-1)[flat]
             self.stat_values[env] = model.stat.meaninertia, model.stat.meanmass
 
     def _write_values(self, model, env) -> None:
@@ -86,8 +107,8 @@ class Parameters:
         for geom in self.bound.sized_geoms:
             fit_bounds(model, geom)
         if self.structural:
-            for name in self.derived:
-                getattr(model, name).reshape(-1)[:] = self.derived_values[name][env]
+            for (name, flat), values in zip(self.derived, self.derived_values, strict=True):
+                getattr(model, name).reshape(-1)[flat] = values[env]
             model.stat.meaninertia, model.stat.meanmass = self.stat_values[env]
 
     def model_of(self, env: int) -> mujoco.MjModel:
