@@ -285,6 +285,8 @@ def write(built: SceneSpec, filepath: str, copy_assets=False, as_zip=False, save
     folder = check_target(filepath, extra)
     copy_assets = copy_assets or as_zip
     checks.check_names(built)
+    if randomize:  # the entries on their own first (an unnamed element, a bad range)
+        scene_randomization.scene_randomization(roots)
     model = check(spec, scene_objects)
     # each entry names an element of this model, one it can vary
     randomization = scene_randomization.checked(roots, model) if randomize else None
