@@ -10,7 +10,8 @@ from ..authoring import default_classes, display, validation
 from ..components import properties
 from ..live import bridge_host, randomization_preview, simulation_settings
 from ..operators import (author, bridge as bridge_operators, io, model_tools, perturb,
-                         randomization as randomization_operators, simulate, timeline as timeline_operators)
+                         randomization as randomization_operators, randomization_preview as preview_operators,
+                         simulate, timeline as timeline_operators)
 from ..sync import timeline
 from ..ui import add_menu, keymaps, menus, overlay, panels, preferences, randomization_panel, sidebar
 from . import batch_export, handlers, serve
@@ -33,11 +34,11 @@ class _Classes:
 
 OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
-             + randomization_operators.CLASSES)
+             + randomization_operators.CLASSES + preview_operators.CLASSES)
 # (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
-MODULES = (properties, simulation_settings, randomization_preview, bridge_host, timeline, _Classes(OPERATORS),
-           _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus, add_menu, handlers,
-           keymaps, overlay, display, default_classes, validation, serve, batch_export)
+MODULES = (properties, simulation_settings, randomization_preview, bridge_host, timeline,
+           _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
+           add_menu, handlers, keymaps, overlay, display, default_classes, validation, serve, batch_export)
 
 
 def register():

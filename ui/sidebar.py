@@ -11,7 +11,7 @@ import bpy
 import mujoco
 
 from ..components.schema import KINDS
-from ..live import bridge_host, scene_session
+from ..live import bridge_host, randomization_preview, scene_session
 from ..scene import preferences
 from ..authoring import validation
 from ..sync import timeline
@@ -353,9 +353,46 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
         box.label(text=f"Snapshots dropped: {info['dropped']:,}")
 
 
+class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
+    """Randomized environments of the model side by side, stepping live with the same
+    controls: what the randomization does, before training with it."""
+
+    bl_idname = "MJBLEND_PT_randomization_preview"
+    bl_label = "Randomization Preview"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.mujoco_preview
+        preview = randomization_preview.get(context.scene)
+        col = layout.column()
+        col.enabled = preview is None  # (a running preview keeps what it started with)
+        col.prop(settings, "count")
+        col.prop(settings, "spacing", text="Spacing (0: auto)")
+        col.prop(settings, "seed")
+        row = layout.row(align=True)
+        if preview is None:
+            row.operator("mujoco.randomization_preview_start", icon="PLAY")
+            return
+        row.operator("mujoco.randomization_preview_stop", icon="SNAP_FACE")
+        row.operator("mujoco.randomization_preview_reset", icon="FILE_REFRESH")
+        box = layout.box()
+        box.label(text=f"{preview.count} environments, {preview.spacing:.3g} m apart", icon="MOD_ARRAY")
+        box.label(text=f"Time  {preview.time:.3f} s")
+        if not preview.randomization:
+            box.label(text="No randomization: every environment alike", icon="INFO")
+        if preview.model.nu:
+            col = layout.column(align=True)
+            col.label(text="Controls (all environments)")
+            for index in range(min(preview.model.nu, MAX_ROWS)):
+                obj = preview.actuator_objects.get(index)
+                if obj is not None:
+                    col.prop(obj, "mujoco_ctrl", text=obj.mujoco.name or obj.name)
+
+
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
            MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_model, MJBLEND_UL_keyframes,
-           MJBLEND_PT_keyframes, MJBLEND_PT_bridge)
+           MJBLEND_PT_keyframes, MJBLEND_PT_bridge, MJBLEND_PT_randomization_preview)
 
 
 def register():
