@@ -372,9 +372,6 @@ class MJBLEND_PG_randomization_preview(bpy.types.PropertyGroup):
     spacing: FloatProperty(
         name="Spacing", default=0.0, min=0.0, soft_max=20.0, unit="LENGTH",
         description="Distance between neighbouring environments (0: automatic, from the model's extent)")
-    seed: IntProperty(
-        name="Seed", default=0, min=0,
-        description="Seed of the generator drawing each environment's values (Redraw draws again)")
 
 
 def register():

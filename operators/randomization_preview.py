@@ -19,14 +19,14 @@ from .runner_wait import redraw
 
 
 def _start(operator, context):
-    """The scene's preview, started with its authored randomization and the sidebar's
-    settings; None (and a report, the objects at fault selected) if it cannot start."""
+    """The scene's preview, started with its authored randomization (and its seed: the
+    first K environments a training run draws) and the sidebar's settings; None (and a
+    report, the objects at fault selected) if it cannot start."""
     scene = context.scene
     settings = scene.mujoco_preview
     try:
         randomization = scene_randomization(scene_scan.model_roots(scene))
-        return randomization_preview.start(scene, randomization, settings.count, settings.seed,
-                                           settings.spacing)
+        return randomization_preview.start(scene, randomization, settings.count, spacing=settings.spacing)
     except (PreviewError, RandomizationInvalid) as error:
         operator.report({"ERROR"}, str(error))
         select_culprits(context, error)

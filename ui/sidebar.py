@@ -369,7 +369,9 @@ class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
         col.enabled = preview is None  # (a running preview keeps what it started with)
         col.prop(settings, "count")
         col.prop(settings, "spacing", text="Spacing (0: auto)")
-        col.prop(settings, "seed")
+        roots = [o for o in context.scene.objects if o.mujoco.kind == "MODEL"]
+        if roots:  # (the randomization's own seed: the preview draws what training's first draws)
+            col.prop(roots[0].mujoco.model, "randomize_seed", text="Seed")
         row = layout.row(align=True)
         if preview is None:
             row.operator("mujoco.randomization_preview_start", icon="PLAY")

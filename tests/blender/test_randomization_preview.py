@@ -17,7 +17,7 @@ from helpers import CORPUS, needs_corpus
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from mjblend.app import handlers
-from mjblend.batch import Entry, Randomization
+from mjblend.batch import BatchPool, Entry, Randomization
 from mjblend.live import randomization_preview as preview_module, scene_session
 from mjblend.live.randomization_preview import PreviewError
 from mjblend.importer import build
@@ -289,7 +289,7 @@ def test_refusals_are_clear(clean_scene):
 
 def test_the_operators_start_redraw_and_stop(humanoid):
     settings = humanoid.mujoco_preview
-    settings.count, settings.seed, settings.spacing = 3, 7, 4.0
+    settings.count, settings.spacing = 3, 4.0
     assert bpy.ops.mujoco.randomization_preview_start() == {"FINISHED"}
     preview = preview_module.get(humanoid)
     assert preview.count == 3 and preview.spacing == 4.0
@@ -335,3 +335,29 @@ def test_the_instancer_draws_copies(clean_scene):
             assert np.abs(np.array(a) - np.array(b)).max() < 1e-5
     inst.remove()
     assert not any(obj.hide_viewport for obj in objects)
+
+
+def test_the_operator_previews_the_authored_randomization(humanoid):
+    """Entries authored on the objects (scan.randomization), drawn with the model's own
+    seed: the preview's environments are the first K a training run draws."""
+    torso = next(o for o in humanoid.objects if o.mujoco.kind == "BODY" and o.mujoco.name == "torso")
+    root = next(o for o in humanoid.objects if o.mujoco.kind == "MODEL")
+    for obj, attribute, low, high in ((torso, "mass", 0.5, 2.0), (root, "gravity", 0.3, 1.5)):
+        bpy.context.view_layer.objects.active = obj
+        assert bpy.ops.mujoco.randomization_add() == {"FINISHED"}
+        item = obj.mujoco.randomize[obj.mujoco.randomize_active]
+        item.attribute = attribute
+        item.low, item.high = low, high
+    root.mujoco.model.randomize_seed = 11
+    humanoid.mujoco_preview.count = 4
+    assert bpy.ops.mujoco.randomization_preview_start() == {"FINISHED"}
+    preview = preview_module.get(humanoid)
+    entries = {(e.element, e.attribute, e.name) for e in preview.randomization.entries}
+    assert entries == {("body", "mass", "torso"), ("option", "gravity", "")}
+    assert preview.randomization.seed == 11
+    training = BatchPool(mujoco.MjModel.from_xml_path(HUMANOID), 4, randomization=preview.randomization)
+    assert np.array_equal(preview.pool.parameters.draws, training.parameters.draws)
+    training.close()
+    preview.tick()
+    heights = torso_positions(preview)[:, 2]
+    assert len(np.unique(np.round(heights, 9))) == 4
