@@ -96,6 +96,7 @@ class RayPool:
     def close(self) -> None:
         """Kills the actors, and shuts Ray down if this pool started it (also on
         `with RayPool(...) as pool:`)."""
+        self._local.close()
         ray = sys.modules.get("ray")
         if ray is None or not ray.is_initialized():
             return
