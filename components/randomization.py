@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from ..batch.randomization import ATTRIBUTES, DISTRIBUTIONS, MODES, attributes_of
 
+__all__ = ("MODES", "ALL", "DISTRIBUTION_ITEMS", "MODE_DESCRIPTIONS", "DEFAULT_RANGES", "element_of",
+           "attribute_choices", "modes_of", "width_of", "component_choices")
+
 # the object kind -> the randomization's element (the model root stands for the option)
 ELEMENT_OF_KIND = {"BODY": "body", "GEOM": "geom", "JOINT": "joint", "ACTUATOR": "actuator",
                    "MODEL": "option"}
-__all__ = ("MODES", "ALL", "DISTRIBUTION_ITEMS", "MODE_DESCRIPTIONS", "DEFAULT_RANGES", "element_of",
-           "attribute_choices", "modes_of", "width_of", "component_choices")
 ALL = -1  # an entry's `component` for every component of a vector attribute
 # what each component of a vector attribute is, for the panel
 _COMPONENTS = {"pos": ("X", "Y", "Z"), "gravity": ("X", "Y", "Z"),

@@ -36,8 +36,10 @@ class MJBLEND_UL_randomization(bpy.types.UIList):
         problem = entry_problem(item, obj)
         row = layout.row()
         row.alert = bool(problem)
-        part = "" if item.component == randomization.ALL else f"[{item.component}]"
-        row.label(text=f"{item.attribute_name or '?'}{part}", icon="ERROR" if problem else "MOD_NOISE")
+        described = ATTRIBUTES.get((randomization.element_of(obj.mujoco.kind), item.attribute_name))
+        part = "" if item.component == randomization.ALL else f" [{item.component}]"
+        label = described.label if described else item.attribute_name or "?"
+        row.label(text=label + part, icon="ERROR" if problem else "MOD_NOISE")
         row.label(text=f"{item.mode_name} {_range_text(item)}")
 
 

@@ -87,7 +87,8 @@ def test_entries_are_the_batch_entries_and_survive_save_and_reload(clean_scene, 
     again = scene_randomization.scene_randomization([root])
     assert again == found
     item = element("GEOM", "foot1_right").mujoco.randomize[0]
-    assert (item.attribute, item.distribution, item.mode, item.index) == ("friction", "loguniform", "scale", "0")
+    assert (item.attribute, item.distribution, item.mode, item.index) == \
+        ("friction", "loguniform", "scale", "0")
 
 
 def test_the_enums_offer_what_the_element_allows(clean_scene):
@@ -218,8 +219,8 @@ RUN = textwrap.dedent("""
         draws1 = pool.parameters.draws.copy()
         ctrl = 0.4 * np.sin(np.arange(pool.nbatch * pool.nu)).reshape(pool.nbatch, pool.nu)
         final = pool.step(state, ctrl, nstep=50)
-        stats = np.array([[pool.parameters.model_of(e).stat.meanmass, pool.parameters.model_of(e).stat.meaninertia,
-                           *pool.parameters.model_of(e).opt.gravity] for e in ENVS])
+        models = [pool.parameters.model_of(e) for e in ENVS]
+        stats = np.array([[m.stat.meanmass, m.stat.meaninertia, *m.opt.gravity] for m in models])
         return {"draws0": draws0, "draws1": draws1, "final": final, "stats": stats}
 """)
 
