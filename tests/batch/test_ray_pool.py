@@ -210,10 +210,12 @@ def test_close_leaves_no_actor():
     workers = list(pool._workers)
     assert ray.available_resources().get("CPU", 0) == 0  # the two actors hold the two CPUs
     pool.close()
-    for worker in workers:
-        with pytest.raises(ray.exceptions.RayActorError):
-            ray.get(worker.ready.remote(), timeout=30)
     deadline = time.monotonic() + 30
+    for worker in workers:  # ray.kill is asynchronous: a call right after it may still be answered
+        with pytest.raises(ray.exceptions.RayActorError):
+            while time.monotonic() < deadline:
+                ray.get(worker.ready.remote(), timeout=30)
+                time.sleep(0.05)
     while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ray.available_resources().get("CPU", 0) == 2
