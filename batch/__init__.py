@@ -4,11 +4,14 @@
     pool = open_pool("robot.xml", nbatch=1024)      # + robot.randomization.json if present
     state = pool.reset()                             # (nbatch, nstate) full physics states
     state = pool.step(state, ctrl, nstep=50)         # final states only
+
+docs/index.md "Many environments" has the API; RayPool is the same on Ray actors.
 """
 
 from .loading import open_pool
 from .pool import STATE_SPEC, BatchError, BatchPool
 from .randomization import Entry, Randomization, RandomizationError, randomization_path
+from .ray_pool import RayPool  # (imports Ray only when a RayPool is made)
 
 __all__ = ["open_pool", "BatchPool", "BatchError", "STATE_SPEC", "Entry", "Randomization",
-           "RandomizationError", "randomization_path"]
+           "RandomizationError", "randomization_path", "RayPool"]
