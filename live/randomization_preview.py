@@ -7,8 +7,9 @@ model root, the scene's option overrides), owns a `batch.BatchPool` of K
 environments of that model (each with its own drawn values) and their states,
 and draws them with one Fast display instancer (sync/instancer.py) holding K
 copies of every moving object: environment e is laid out at `offsets[e]` on a
-square grid in Blender's X / Y. Each `tick` steps every environment by one frame
-of simulated time (the scene's frame rate and the simulation's Speed), then
+square grid in Blender's X / Y. Each `tick` steps every environment by the
+time since the last (one frame of the scene's frame rate, without a window;
+times the simulation's Speed), then
 writes each body's displacement from its authored pose, plus its environment's
 offset, into the instancer. The authored objects stay where they were authored,
 hidden while it runs, and show again when it stops; what the world body holds
@@ -48,6 +49,7 @@ from .display import GEOMETRY_TYPES
 
 MAX_COUNT = 64  # environments a preview may show
 SPACING_PER_EXTENT = 1.5  # automatic spacing: this many times the model's extent (model.stat.extent)
+LONGEST_TICK = 0.25  # wall seconds one tick may catch up (a slow frame, a pause): the rest is skipped
 
 
 class PreviewError(MJBlendError):
@@ -72,10 +74,10 @@ def automatic_spacing(model) -> float:
     return SPACING_PER_EXTENT * extent if extent > 0 and math.isfinite(extent) else 1.0
 
 
-def steps_per_tick(model, fps: float, speed: float = 1.0) -> int:
-    """The steps one display frame advances: `speed` simulated seconds per second, at
-    `fps` frames per second (at least one step)."""
-    return max(1, round(speed / (fps * model.opt.timestep)))
+def steps_for(model, seconds: float, speed: float = 1.0) -> int:
+    """The steps `seconds` of wall time advance at `speed` simulated seconds per second
+    (at least one)."""
+    return max(1, round(speed * seconds / model.opt.timestep))
 
 
 def scene_fps(scene) -> float:
@@ -202,14 +204,20 @@ class RandomizationPreview:
 
     # ------------------------------------------------------------ stepping
 
+    def steps_for(self, seconds: float) -> int:
+        """The steps `seconds` of wall time take at the simulation's Speed (at most
+        LONGEST_TICK's: a slow frame is caught up, a long pause is not)."""
+        return steps_for(self.model, min(seconds, LONGEST_TICK), self.scene.mujoco_simulation.realtime)
+
     def steps_per_tick(self) -> int:
-        scene = self.scene
-        return steps_per_tick(self.model, scene_fps(scene), scene.mujoco_simulation.realtime)
+        """The steps of one frame at the scene's frame rate."""
+        return self.steps_for(1 / scene_fps(self.scene))
 
     def tick(self, nstep: int | None = None) -> int:
         """One display frame: every environment steps `nstep` times (default: one frame
-        of simulated time, `steps_per_tick`) with the same controls, then is drawn.
-        Returns the steps taken."""
+        at the scene's frame rate, `steps_per_tick`; the Start operator's timer gives
+        the wall time since its last tick, `steps_for`) with the same controls, then
+        is drawn. Returns the steps taken."""
         nstep = self.steps_per_tick() if nstep is None else nstep
         self.state = self.pool.step(self.state, self.ctrl, nstep)
         self.steps += nstep

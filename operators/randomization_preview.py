@@ -8,6 +8,8 @@ start only starts, and `randomization_preview.get(scene).tick()` steps.
 
 from __future__ import annotations
 
+import time
+
 import bpy
 
 from ..live import randomization_preview
@@ -52,6 +54,7 @@ class MUJOCO_OT_randomization_preview_start(bpy.types.Operator):
         rate = randomization_preview.scene_fps(context.scene)
         self._timer = context.window_manager.event_timer_add(1 / rate, window=context.window)
         self._preview = preview
+        self._last = time.perf_counter()
         context.window_manager.modal_handler_add(self)
         redraw(context, properties=False)
         return {"RUNNING_MODAL"}
@@ -61,13 +64,15 @@ class MUJOCO_OT_randomization_preview_start(bpy.types.Operator):
         if not randomization_preview.is_current(preview):
             return self._finish(context)  # stopped, replaced, reloaded or its scene is gone
         if event.type == "TIMER":
+            now = time.perf_counter()  # (real time: a frame that draws slowly steps more)
             try:
-                preview.tick()
+                preview.tick(preview.steps_for(now - self._last))
             except Exception as error:  # (a diverging model, a deleted object: never a dead timer)
                 self.report({"ERROR"}, f"The randomization preview stopped: {error}")
                 randomization_preview.stop(preview.scene)
                 redraw(context)
                 return self._finish(context)
+            self._last = now
             redraw(context, properties=False)
         return {"PASS_THROUGH"}
 

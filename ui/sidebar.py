@@ -376,10 +376,10 @@ class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
         if preview is None:
             row.operator("mujoco.randomization_preview_start", icon="PLAY")
             return
-        row.operator("mujoco.randomization_preview_stop", icon="SNAP_FACE")
+        row.operator("mujoco.randomization_preview_stop", text="Stop", icon="SNAP_FACE")
         row.operator("mujoco.randomization_preview_reset", icon="FILE_REFRESH")
         box = layout.box()
-        box.label(text=f"{preview.count} environments, {preview.spacing:.3g} m apart", icon="MOD_ARRAY")
+        box.label(text=f"{preview.count} environments, {preview.spacing:.3g} m", icon="MOD_ARRAY")
         box.label(text=f"Time  {preview.time:.3f} s")
         if not preview.randomization:
             box.label(text="No randomization: every environment alike", icon="INFO")

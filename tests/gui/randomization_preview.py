@@ -1,0 +1,160 @@
+"""Runs inside Blender's real user interface (Debian's blender under Xvfb).
+
+The randomization preview: the humanoid with its torso's mass and the gravity
+randomized (entries authored with `mujoco.randomization_add`), four
+environments started with `mujoco.randomization_preview_start` INVOKE'd in the
+3D view (the modal operator on a real window timer at the scene's frame rate).
+It steps on its own; Play is refused meanwhile; Redraw starts them again;
+Stop removes everything it made and shows the objects as authored. A
+screenshot of the viewport (the sidebar's MuJoCo tab on the preview's section)
+goes to MJBLEND_SCREENSHOT; what it saw to MJBLEND_RESULT.
+"""
+
+import importlib
+import os
+import subprocess
+import sys
+import time
+
+import bpy
+from mathutils import Quaternion
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps, screenshot_view, view3d  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
+HUMANOID = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
+
+
+def scene_state():
+    transforms = importlib.import_module(ADDON + ".scene.transforms")
+    return {o.name: [transforms.transform(o), o.hide_viewport, o.hide_render, o.visible_get()]
+            for o in bpy.context.scene.objects}
+
+
+def data_counts():
+    return {name: len(getattr(bpy.data, name))
+            for name in ("objects", "meshes", "node_groups", "collections")}
+
+
+def element(kind, name):
+    return next(o for o in bpy.context.scene.objects if o.mujoco.kind == kind and o.mujoco.name == name)
+
+
+def randomize(obj, attribute, low, high):
+    """An entry added as the Properties editor's + button adds it."""
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.mujoco.randomization_add()
+    item = obj.mujoco.randomize[obj.mujoco.randomize_active]
+    item.attribute = attribute
+    item.low, item.high = low, high
+
+
+def show_panels(sidebar):
+    """For the picture: the preview's section open, the others but Simulation closed
+    on first draw (a class registered again starts as it says; all of them, in their
+    order, so the order stays)."""
+    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
+    for cls in reversed(panels):
+        bpy.utils.unregister_class(cls)
+    for cls in panels:
+        if cls is sidebar.MJBLEND_PT_randomization_preview:
+            cls.bl_options = set()
+        elif cls is not sidebar.MJBLEND_PT_simulation and not getattr(cls, "bl_parent_id", ""):
+            cls.bl_options = {"DEFAULT_CLOSED"}
+        record_draws(cls)
+        bpy.utils.register_class(cls)
+
+
+def steps():
+    preview_module = importlib.import_module(ADDON + ".live.randomization_preview")
+    sidebar = importlib.import_module(ADDON + ".ui.sidebar")
+    show_panels(sidebar)
+    for obj in list(bpy.context.scene.objects):  # the startup file's cube, light and camera
+        bpy.data.objects.remove(obj)
+    bpy.ops.import_scene.mjcf(filepath=HUMANOID)
+    scene = bpy.context.scene
+    randomize(element("BODY", "torso"), "mass", 0.3, 3.0)
+    randomize(next(o for o in scene.objects if o.mujoco.kind == "MODEL"), "gravity", 0.2, 1.5)
+    scene.mujoco_preview.count = 4
+    window, area, region = view3d()
+    space = area.spaces.active
+    space.show_region_ui = True
+    view = space.region_3d
+    view.view_perspective = "PERSP"
+    view.view_rotation = Quaternion((0.82, 0.42, 0.18, 0.35))  # from the front right, above
+    view.view_location = (1.5, 1.25, 0.4)
+    view.view_distance = 6.5
+    space.overlay.show_overlays = False
+    before, counts = scene_state(), data_counts()
+    yield 0.5
+
+    # the sidebar opens on another tab, and Blender 3.4 cannot switch tabs from
+    # Python: click down the tab strip until the MuJoCo panels draw
+    ui = next(r for r in area.regions if r.type == "UI")
+    top = window.height - (ui.y + ui.height)  # X11 y grows downwards
+    for offset in range(30, min(ui.height, 600), 25):
+        if "MJBLEND_PT_randomization_preview" in report["drawn"]:
+            break
+        x, y = ui.x + ui.width - 10, top + offset
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        yield 0.3
+    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
+                    str(window.height - (area.y + area.height // 2))], check=True)
+
+    # ------------------------------------------------------------------ start
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        report["start"] = sorted(bpy.ops.mujoco.randomization_preview_start("INVOKE_DEFAULT"))
+    preview = preview_module.get(scene)
+    report["count"] = preview.count if preview else None
+    report["instancer"] = preview.instancer.object.name if preview else None
+    report["sources_hidden"] = all(not o.visible_get() and o.hide_render for o in preview.instancer.sources)
+    report["draws"] = preview.pool.parameters.draws.tolist()
+    ticks = report["ticks"] = []  # (wall s, steps) of each tick the operator's timer made
+    tick = preview.tick
+
+    def noted_tick(nstep=None):
+        ticks.append([time.perf_counter(), nstep])
+        return tick(nstep)
+    preview.tick = noted_tick
+    wall0 = time.perf_counter()
+    samples = []  # wall s, preview time s, steps
+    while time.perf_counter() - wall0 < 3.0:
+        samples.append([time.perf_counter() - wall0, preview.time, preview.steps])
+        if SCREENSHOT and preview.time >= 0.9 and not os.path.exists(SCREENSHOT):
+            screenshot_view(SCREENSHOT)  # (mid-fall: each falls its own way)
+        yield 0.1
+    report["samples"] = samples
+    report["timestep"] = preview.model.opt.timestep
+    report["longest_tick"] = preview_module.LONGEST_TICK
+    model = preview.model
+    xpos, _xquat = preview.pool.body_poses(preview.state)
+    report["torso_heights"] = xpos[:, model.body("torso").id, 2].tolist()
+
+    # Play is refused while it runs
+    try:
+        bpy.ops.mujoco.play()
+        report["play"] = "started"
+    except RuntimeError as error:
+        report["play"] = str(error)
+
+    # Redraw: new values, the initial state
+    old_draws = preview.pool.parameters.draws.copy()
+    bpy.ops.mujoco.randomization_preview_reset()
+    report["redrawn"] = bool((preview.pool.parameters.draws != old_draws).any())
+    report["time_after_redraw"] = preview.time
+    yield 0.6
+    report["time_later"] = preview.time
+
+    # ------------------------------------------------------------------ stop
+    bpy.ops.mujoco.randomization_preview_stop()
+    stopped_at = preview.steps
+    yield 0.5  # the modal operator sees the stop on its next timer event
+    report["steps_after_stop"] = preview.steps - stopped_at
+    report["preview_after_stop"] = preview_module.get(scene) is not None
+    report["restored"] = scene_state() == before
+    report["counts_restored"] = data_counts() == counts
+
+
+run_steps(steps)
