@@ -166,9 +166,11 @@ class BatchPool:
         if callable(ctrl):
             return self._step_policy(state, ctrl, nstep, sensors)
         controls = self._controls(ctrl, nstep)
-        if self.parameters is None and self.nbatch > 1:
+        # one environment, held controls or a few steps: on the calling thread (a
+        # mujoco.rollout call costs ~25 us more; Python costs ~1 us a step more)
+        alone = self.nbatch == 1 and (controls.ndim == 2 or nstep < 16)
+        if self.parameters is None and not alone:
             return self._step_rollout(state, controls, nstep, sensors)
-        # one environment: on the calling thread (mujoco.rollout costs ~25 us a call more)
         return self._step_workers(state, controls, nstep, sensors)
 
     def _step_rollout(self, state, controls, nstep, sensors):

@@ -22,8 +22,10 @@ cartpole, from distinct moving states, with random per-step controls
    per environment, as MuJoCo's compiler would) against a Python loop that
    draws and writes the same values and calls mj_setConst;
 4. per-call overhead at nbatch 1: `BatchPool.step` (nstep 50, held controls)
-   against a bare `mj_step(m, d, nstep=50)` (target: within 2x), and at nstep 1
-   against one bare mj_step.
+   against a bare `mj_step(m, d, nstep=50)` after `mj_setState` (target: within
+   2x), and at nstep 1 against one bare mj_step; each bare call both warm
+   (MuJoCo's warm start from the previous step) and cold (none, as every pool
+   and rollout call starts).
 
 Medians of --repeat runs, interleaved. This machine has about one core of real
 throughput: the thread figures are what it measures, not what 16 cores give
@@ -125,7 +127,9 @@ def step_times(model, nbatch, nstep, nthread, repeat) -> dict[str, list[float]]:
             "loop": lambda: python_loop(model, states, controls),
             "randomized": lambda: randomized.step(states, controls, nstep=nstep)}
     times = {key: [] for key in ways}
-    for _ in range(repeat):
+    for run in ways.values():
+        run()  # warm: thread pools started, buffers made
+    for _ in range(repeat * max(1, min(10, 128 // nbatch))):  # short calls: more repeats
         for key, run in ways.items():
             times[key].append(timed(run))
     pool.close()
@@ -223,6 +227,10 @@ def resets(name, model, repeat, count=1024):
 
 
 def overhead(name, model, nstep, repeat):
+    """pool.step for one environment against bare mj_step calls: `warm`, stepping on
+    from the state with the warm start the last step left (what a plain loop does),
+    and `cold`, from the same state with no warm start (what every pool call does, as
+    mujoco.rollout: the solver then takes more iterations, so cold costs more)."""
     data = mujoco.MjData(model)
     states = states_of(model, 1)
     held = np.zeros((1, model.nu))
@@ -233,14 +241,18 @@ def overhead(name, model, nstep, repeat):
                 for _ in range(calls):
                     pool.step(states, held, nstep=steps)
 
-            def bare_calls(steps=steps):
+            def bare_calls(steps=steps, cold=False):
                 for _ in range(calls):
                     mujoco.mj_setState(model, data, states[0], SPEC)
+                    if cold:
+                        data.qacc_warmstart[:] = 0
                     mujoco.mj_step(model, data, steps)
             pool_time = median_time(pool_calls, repeat) / calls
-            bare_time = median_time(bare_calls, repeat) / calls
-            print(f"  nbatch 1, nstep {steps}, {name}: pool.step {pool_time * 1e6:.1f} us, bare mj_step "
-                  f"{bare_time * 1e6:.1f} us: {pool_time / bare_time:.2f}x")
+            warm = median_time(bare_calls, repeat) / calls
+            cold = median_time(lambda steps=steps: bare_calls(steps, cold=True), repeat) / calls
+            print(f"  nbatch 1, nstep {steps}, {name}: pool.step {pool_time * 1e6:.1f} us; bare mj_step warm "
+                  f"{warm * 1e6:.1f} us ({pool_time / warm:.2f}x), cold {cold * 1e6:.1f} us "
+                  f"({pool_time / cold:.2f}x)")
 
 
 def main(argv=None):
