@@ -132,3 +132,18 @@ def test_wrong_calls_are_clear_errors(call, message):
 def test_wrong_pools_are_clear_errors(args, message):
     with pytest.raises(BatchError, match=message):
         BatchPool(model_at(CARTPOLE), **args)
+
+
+@pytest.mark.parametrize("nstep", [5, 30])
+def test_one_environment_equals_serial_on_either_path(nstep):
+    """One environment steps on the calling thread (held controls, few steps) or
+    through mujoco.rollout (per-step controls over many steps): both are serial mj_step."""
+    model = model_at(HUMANOID)
+    states = moving_states(model, 1, seed=3)
+    controls = np.random.default_rng(5).uniform(-1, 1, (1, nstep, model.nu))
+    with BatchPool(model, 1) as pool:
+        final, sensed = pool.step(states, controls, nstep=nstep, sensors=True)
+        want, want_sensed = serial(model, states, controls, nstep)
+        assert np.array_equal(final, want) and np.array_equal(sensed, want_sensed)
+        assert np.array_equal(pool.step(states, controls[:, 0], nstep=nstep),
+                              serial(model, states, controls[:, 0], nstep)[0])
