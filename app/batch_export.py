@@ -18,11 +18,11 @@ import sys
 import bpy
 
 from ..live import batch_scene
+from . import command_line
 from ..scene.errors import MJBlendError
 
 COMMAND = "mjblend_export_batch"  # Blender's command ids are global: named after the add-on
 
-_handle = None  # the registered command
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,43 +45,24 @@ def main(argv) -> int:
         return int(done.code or 0)
     path = os.path.abspath(args.blend)
     if not os.path.isfile(path):
-        return _fail(f"no file {path}")
+        return command_line.fail(f"no file {path}")
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
     except RuntimeError as error:
-        return _fail(f"{path}: {error}")
+        return command_line.fail(f"{path}: {error}")
     scene = bpy.data.scenes.get(args.scene) if args.scene else bpy.context.scene
     if scene is None:
-        return _fail(f"{path}: no scene named {args.scene!r}")
+        return command_line.fail(f"{path}: no scene named {args.scene!r}")
     warnings: list[str] = []
     try:
         written = batch_scene.export_for_training(scene, args.folder, args.name, warnings)
     except MJBlendError as error:
-        return _fail(str(error))
+        return command_line.fail(str(error))
     for warning in warnings:
         print(f"MJBlend: {warning}", file=sys.stderr)
     print(f"MJBlend exported {written}", flush=True)
     return 0
 
 
-def _fail(message: str) -> int:
-    print(f"MJBlend: {message}", file=sys.stderr, flush=True)
-    return 1
-
-
-def execute(argv) -> int:
-    """Blender's command line calls this with the arguments after the command id."""
-    return main(argv)
-
-
-def register():
-    global _handle
-    if hasattr(bpy.utils, "register_cli_command") and _handle is None:  # (Blender 4.2+)
-        _handle = bpy.utils.register_cli_command(COMMAND, execute)
-
-
-def unregister():
-    global _handle
-    if _handle is not None:
-        bpy.utils.unregister_cli_command(_handle)
-        _handle = None
+command = command_line.Command(COMMAND, main)
+register, unregister = command.register, command.unregister

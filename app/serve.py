@@ -29,6 +29,7 @@ import bpy
 import mujoco
 
 from ..importer import build
+from . import command_line
 from ..live import bridge_host, scene_session
 
 COMMAND = "mjblend_serve"  # Blender's command ids are global identifiers: named after the add-on
@@ -36,7 +37,6 @@ READY = "MJBlend bridge serving"  # the first words of the line a caller may wai
 SHUTDOWN_GRACE = 0.25  # seconds for a `shutdown_ok` reply to leave before the sockets close
 POLL = 0.1  # seconds between the loop's looks at its stop flags
 
-_handle = None  # the registered command
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,17 +68,17 @@ def main(argv) -> int:
         return int(done.code or 0)
     path = os.path.abspath(args.path)
     if not os.path.isfile(path):
-        return _fail(f"no file {path}")
+        return command_line.fail(f"no file {path}")
     try:
         scene = _load(path)
     except (build.ImportFailed, RuntimeError) as error:
-        return _fail(str(error))
+        return command_line.fail(str(error))
     transports = ("zmq", "shm") if args.transport == "shm" else ("zmq",)
     try:
         served = bridge_host.start(scene, args.address, args.port, args.state_port, transports,
                                    remote_stop=True, stream_rate=args.stream_rate)
     except bridge_host.BridgeError as error:
-        return _fail(str(error))
+        return command_line.fail(str(error))
     live = served.host.live
     try:
         if args.keyframe is not None:
@@ -87,7 +87,7 @@ def main(argv) -> int:
             live.play()
     except (ValueError, scene_session.SimulationError) as error:
         _stop()
-        return _fail(str(error))
+        return command_line.fail(str(error))
     print(_endpoints(served, path), flush=True)
     return _serve(served)
 
@@ -159,24 +159,5 @@ def _stop() -> None:
     scene_session.drop_all(restore=False)
 
 
-def _fail(message: str) -> int:
-    print(f"MJBlend: {message}", file=sys.stderr, flush=True)
-    return 1
-
-
-def execute(argv) -> int:
-    """Blender's command line calls this with the arguments after the command id."""
-    return main(argv)
-
-
-def register():
-    global _handle
-    if hasattr(bpy.utils, "register_cli_command") and _handle is None:  # (Blender 4.2+)
-        _handle = bpy.utils.register_cli_command(COMMAND, execute)
-
-
-def unregister():
-    global _handle
-    if _handle is not None:
-        bpy.utils.unregister_cli_command(_handle)
-        _handle = None
+command = command_line.Command(COMMAND, main)
+register, unregister = command.register, command.unregister

@@ -345,6 +345,6 @@ def test_headless_serves_a_blend_and_stops_on_sigterm(humanoid, tmp_path):
 
 def test_the_command_line_entry():
     if bpy.app.version >= (4, 2, 0):  # `blender --command mjblend_serve ...`
-        assert serve._handle is not None
+        assert serve.command.handle is not None
     assert serve.main(["--help"]) == 0
     assert serve.main([os.path.join(ROOT, "no such model.xml")]) == 1
