@@ -160,9 +160,7 @@ class BatchPool:
         (nbatch, nstep, nu) per step, or a policy `policy(step, states) ->
         (nbatch, nu)` called before each step with the current states."""
         state = self._states(state, "state")
-        if not isinstance(nstep, (int, np.integer)) or nstep < 1:
-            raise BatchError(f"nstep must be a positive integer, not {nstep!r}")
-        nstep = int(nstep)
+        nstep = self._nstep(nstep)
         if callable(ctrl):
             return self._step_policy(state, ctrl, nstep, sensors)
         controls = self._controls(ctrl, nstep)
@@ -288,16 +286,7 @@ class BatchPool:
         `hfield`: a height-field geom or asset name (default: the model's only one).
         NaN where a point is outside the field."""
         state = self._states(state, "state")
-        body_id = self._named(mujoco.mjtObj.mjOBJ_BODY, "body", body, self.model.nbody)
-        try:
-            geom = heightfield.terrain_geom(self.model, hfield)
-        except heightfield.HeightFieldError as error:
-            raise BatchError(str(error)) from None
-        points = np.asarray(points, dtype=np.float64)
-        if points.ndim != 2 or points.shape[1] not in (2, 3):
-            raise BatchError(f"points: expected shape (P, 3) (or (P, 2), z = 0), got {points.shape}")
-        if points.shape[1] == 2:
-            points = np.c_[points, np.zeros(len(points))]
+        body_id, geom, points = self._terrain_query(body, points, hfield)
         poses = np.empty((self.nbatch, 24))  # body xpos, xmat, geom xpos, xmat
 
         def run(share, model, data):
@@ -364,6 +353,26 @@ class BatchPool:
         if controls.ndim == 1:
             controls = np.broadcast_to(controls, (self.nbatch, self.nu))
         return np.ascontiguousarray(controls)
+
+    @staticmethod
+    def _nstep(nstep) -> int:
+        if not isinstance(nstep, (int, np.integer)) or nstep < 1:
+            raise BatchError(f"nstep must be a positive integer, not {nstep!r}")
+        return int(nstep)
+
+    def _terrain_query(self, body, points, hfield) -> tuple[int, int, np.ndarray]:
+        """(body id, terrain geom id, points (P, 3)) of a height-field query, checked."""
+        body_id = self._named(mujoco.mjtObj.mjOBJ_BODY, "body", body, self.model.nbody)
+        try:
+            geom = heightfield.terrain_geom(self.model, hfield)
+        except heightfield.HeightFieldError as error:
+            raise BatchError(str(error)) from None
+        points = np.asarray(points, dtype=np.float64)
+        if points.ndim != 2 or points.shape[1] not in (2, 3):
+            raise BatchError(f"points: expected shape (P, 3) (or (P, 2), z = 0), got {points.shape}")
+        if points.shape[1] == 2:
+            points = np.c_[points, np.zeros(len(points))]
+        return body_id, geom, points
 
     def _ids(self, ids) -> np.ndarray:
         if ids is None:

@@ -138,9 +138,7 @@ class RayPool:
         """As BatchPool.step. A policy is called here before each step; every step is
         then one round trip to the actors."""
         state = self._local._states(state, "state")
-        if not isinstance(nstep, (int, np.integer)) or nstep < 1:
-            raise BatchError(f"nstep must be a positive integer, not {nstep!r}")
-        nstep = int(nstep)
+        nstep = self._local._nstep(nstep)
         if callable(ctrl):
             return self._step_policy(state, ctrl, nstep, sensors)
         controls = self._local._controls(ctrl, nstep)
@@ -174,17 +172,8 @@ class RayPool:
         return self._call("site_jacobians", state, ids, rotation)
 
     def heightfield(self, state: np.ndarray, body: str | int, points, hfield: str | None = None):
-        from . import heightfield as terrain
-
         state = self._local._states(state, "state")
-        body_id = self._local._named(mujoco.mjtObj.mjOBJ_BODY, "body", body, self.model.nbody)
-        try:
-            terrain.terrain_geom(self.model, hfield)
-        except terrain.HeightFieldError as error:
-            raise BatchError(str(error)) from None
-        points = np.asarray(points, dtype=np.float64)
-        if points.ndim != 2 or points.shape[1] not in (2, 3):
-            raise BatchError(f"points: expected shape (P, 3) (or (P, 2), z = 0), got {points.shape}")
+        body_id, _, points = self._local._terrain_query(body, points, hfield)
         return self._call("heightfield", state, body_id, points, hfield)
 
     def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
