@@ -392,9 +392,10 @@ class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
                     col.prop(obj, "mujoco_ctrl", text=obj.mujoco.name or obj.name)
 
 
+# (the order of the tab's panels; the Bridge panel last: tests/gui/bridge_window.py finds it there)
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
            MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_model, MJBLEND_UL_keyframes,
-           MJBLEND_PT_keyframes, MJBLEND_PT_bridge, MJBLEND_PT_randomization_preview)
+           MJBLEND_PT_keyframes, MJBLEND_PT_randomization_preview, MJBLEND_PT_bridge)
 
 
 def register():
