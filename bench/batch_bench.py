@@ -271,7 +271,7 @@ def main(argv=None):
     worst = []
     for name, model in models.items():
         worst.append(min(stepping(name, model, args.nbatch, args.nstep, args.threads, args.repeat)))
-    print("\n== thread scaling (this machine: about one core of real throughput)")
+    print(f"\n== thread scaling ({os.cpu_count()} CPUs reported)")
     for name, model in models.items():
         scaling(name, model, max(args.nbatch), args.nstep, args.threads, args.repeat)
     print("\n== resets")
