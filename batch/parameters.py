@@ -19,7 +19,7 @@ import copy
 import mujoco
 import numpy as np
 
-from .randomization import Bound, Randomization, fit_bounds
+from .randomization import Bound, Randomization, fit_bounds, model_field
 
 # What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
 # inertia, body position, armature or gear moves, and, for a resized geom, its
@@ -102,7 +102,7 @@ class Parameters:
 
     def _write_values(self, model, env) -> None:
         for (_, _, write), values in zip(self._writes, self.values, strict=True):
-            _field(model, write.field)[write.flat] = values[env]
+            model_field(model, write.field)[write.flat] = values[env]
 
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
         """Makes `model` (a copy of the nominal model) environment `env`'s model."""
@@ -120,6 +120,3 @@ class Parameters:
         self.swap_in(model, env)
         return model
 
-
-def _field(model, name):
-    return model.opt.gravity if name == "opt.gravity" else getattr(model, name).reshape(-1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -34,7 +34,6 @@ from .parameters import Parameters
 from .randomization import Randomization
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
-Policy = Callable[[int, np.ndarray], np.ndarray]
 
 
 class BatchError(ValueError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 
 import mujoco
@@ -75,7 +76,6 @@ ATTRIBUTES: dict[tuple[str, str], Attribute] = {(a.element, a.name): a for a in 
     Attribute("actuator", "gear", "Gear", 1, MODES, "gear[0] (the transmission's scale)"),
     Attribute("option", "gravity", "Gravity", 3, MODES, "opt.gravity (m/s^2)"),
 )}
-ELEMENTS = ("body", "geom", "joint", "actuator", "option")
 _OBJ = {"body": mujoco.mjtObj.mjOBJ_BODY, "geom": mujoco.mjtObj.mjOBJ_GEOM,
         "joint": mujoco.mjtObj.mjOBJ_JOINT, "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR}
 _SIZED_GEOMS = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
@@ -229,9 +229,8 @@ class Randomization:
 
 
 def randomization_path(model_path: str) -> str:
-    """Where the randomization of `robot.xml` lives: `robot.randomization.json`."""
-    stem = model_path[:-4] if model_path.lower().endswith((".xml", ".mjb")) else model_path
-    return stem + FILE_SUFFIX
+    """Where the randomization of `robot.xml` (or .urdf, .mjb) lives: `robot.randomization.json`."""
+    return os.path.splitext(model_path)[0] + FILE_SUFFIX
 
 
 @dataclass
@@ -262,7 +261,6 @@ class Bound:
     environment's row into a copy of the model."""
 
     def __init__(self, randomization: Randomization, model: mujoco.MjModel):
-        self.randomization = randomization
         self.entries = list(randomization.entries)
         self.slices: list[slice] = []   # each entry's columns in a row of draws
         self.writes: list[list[_Write]] = []
@@ -273,7 +271,7 @@ class Bound:
             index = -1 if entry.element == "option" else self._id(entry, model)
             writes, ncomponents = _element_writes(entry, model, index)
             for write in writes:
-                write.nominal = _flat(model, write.field)[write.flat] * write.sign
+                write.nominal = model_field(model, write.field)[write.flat] * write.sign
             if entry.element == "geom" and entry.attribute == "size":
                 self.sized_geoms.append(index)
             columns = ncomponents if entry.independent else 1
@@ -305,7 +303,7 @@ class Bound:
         row = np.asarray(draws_row, dtype=float)[None, :]
         for entry, where, writes in zip(self.entries, self.slices, self.writes, strict=True):
             for write in writes:
-                _flat(model, write.field)[write.flat] = write.values(entry.mode, row[:, where])[0]
+                model_field(model, write.field)[write.flat] = write.values(entry.mode, row[:, where])[0]
         self.derive(model, data)
 
     def derive(self, model, data) -> None:
@@ -329,7 +327,8 @@ def _sum_in_order(values) -> float:
     return total
 
 
-def _flat(model, name: str) -> np.ndarray:
+def model_field(model, name: str) -> np.ndarray:
+    """The flat view of one field a randomization writes ("opt.gravity" for the option)."""
     if name == "opt.gravity":
         return model.opt.gravity
     return getattr(model, name).reshape(-1)
