@@ -134,6 +134,23 @@ def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     return vec + w * twice + _cross(u, twice)
 
 
+def displacements(xpos, xquat, authored_pos, authored_conj, world_quat=None, world_pos=None):
+    """Each body's displacement from its authored pose, in Blender's world (what the
+    Fast display instancer moves its sources by): world @ (pose now) @ (authored
+    pose)^-1 @ world^-1, as positions (n, 3) and quaternions (n, 4). `authored_conj`:
+    the authored orientations' conjugates; world_quat / world_pos: where MuJoCo's
+    world stands in Blender's (None: at the origin)."""
+    turn = quat_multiply(xquat, authored_conj)
+    shift = xpos - rotate(turn, authored_pos)
+    if world_quat is not None:
+        count = len(turn)
+        world_q = np.broadcast_to(world_quat, (count, 4))
+        world_p = np.broadcast_to(world_pos, (count, 3))
+        turn = quat_multiply(quat_multiply(world_q, turn), conjugate(world_q))
+        shift = rotate(world_q, shift) + world_p - rotate(turn, world_p)
+    return shift, turn
+
+
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ax, ay, az = a[:, 0], a[:, 1], a[:, 2]
     bx, by, bz = b[:, 0], b[:, 1], b[:, 2]

@@ -20,7 +20,6 @@ import statistics
 import time
 
 import bpy
-import numpy as np
 
 from ..components import changes
 from ..engine import frames
@@ -160,15 +159,8 @@ class Display:
         world @ (pose now) @ (authored pose)^-1 @ world^-1."""
         live = self.live
         body = live.driven_ids
-        turn = frames.quat_multiply(shot.xquat[body], live.authored_conj[body])
-        shift = shot.xpos[body] - frames.rotate(turn, live.authored_pos[body])
-        if live.world_quat is not None:  # the model root is not at the origin
-            count = len(body)
-            world_q = np.broadcast_to(live.world_quat, (count, 4))
-            world_p = np.broadcast_to(live.world_pos, (count, 3))
-            turn = frames.quat_multiply(frames.quat_multiply(world_q, turn), frames.conjugate(world_q))
-            shift = frames.rotate(world_q, shift) + world_p - frames.rotate(turn, world_p)
-        self.instancer.write(shift, turn)
+        self.instancer.write(*frames.displacements(shot.xpos[body], shot.xquat[body], live.authored_pos[body],
+                                                   live.authored_conj[body], live.world_quat, live.world_pos))
 
     # ------------------------------------------------------------ ending
 

@@ -148,7 +148,7 @@ class RandomizationPreview:
         self.actuator_of = {obj.as_pointer(): i for i, obj in actuators.items()}
         self.body_ids = np.array([body for _obj, body in bodies], dtype=int)
         pointers = {obj.as_pointer() for obj, _body in bodies}
-        groups = scene_session._moving_groups(bodies, pointers, self.scene.objects)
+        groups = scene_session.moving_groups(bodies, pointers, self.scene.objects)
         self.drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in groups]
         self.also_hidden = [o for group in groups for o in group if o.type not in GEOMETRY_TYPES]
         self.authored_pos = data.xpos[self.body_ids].copy()
@@ -183,17 +183,10 @@ class RandomizationPreview:
         (K * bodies, 4) quaternions, as Instancer.write takes them."""
         xpos, xquat = self.pool.body_poses(self.state)
         count, bodies = self.count, len(self.body_ids)
-        pos = xpos[:, self.body_ids].reshape(-1, 3)
-        quat = xquat[:, self.body_ids].reshape(-1, 4)
-        conj = np.tile(self.authored_conj, (count, 1))
-        turn = frames.quat_multiply(quat, conj)
-        shift = pos - frames.rotate(turn, np.tile(self.authored_pos, (count, 1)))
-        # world @ (pose now) @ (authored pose)^-1 @ world^-1
-        n = len(turn)
-        world_q = np.broadcast_to(self.world_quat, (n, 4))
-        world_p = np.broadcast_to(self.world_pos, (n, 3))
-        turn = frames.quat_multiply(frames.quat_multiply(world_q, turn), frames.conjugate(world_q))
-        shift = frames.rotate(world_q, shift) + world_p - frames.rotate(turn, world_p)
+        shift, turn = frames.displacements(
+            xpos[:, self.body_ids].reshape(-1, 3), xquat[:, self.body_ids].reshape(-1, 4),
+            np.tile(self.authored_pos, (count, 1)), np.tile(self.authored_conj, (count, 1)),
+            self.world_quat, self.world_pos)
         shift += np.repeat(self.offsets, bodies, axis=0)
         return shift, turn
 

@@ -291,7 +291,7 @@ class LiveSimulation:
         self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
         self._authored_poses(data)
-        self.groups = _moving_groups(driven, {o.as_pointer() for o, _b in driven}, self.scene.objects)
+        self.groups = moving_groups(driven, {o.as_pointer() for o, _b in driven}, self.scene.objects)
         self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
         # every object the binding reads or writes, with its name (a deleted object can no
         # longer say it)
@@ -714,7 +714,7 @@ def _exists(obj) -> bool:
         return False
 
 
-def _moving_groups(driven, driven_pointers, objects) -> list[list]:
+def moving_groups(driven, driven_pointers, objects) -> list[list]:
     """For each driven body (row), the visible objects that move with it: the body
     object and everything below it down to the next driven body (`objects`: the
     scene's; one map of children, since Object.children walks every object in the file)."""
