@@ -52,8 +52,10 @@ def _derived_parts(model, bound) -> list[tuple[str, np.ndarray]]:
     return parts
 
 
-class Parameters:
-    """Rows of randomized values for `nbatch` environments of one model."""
+class Draws:
+    """A randomization's draws for `nbatch` environments: the entries bound to the
+    model, the one generator, each environment's row of draws. (A RayPool's driver
+    keeps only this; its actors keep Parameters.)"""
 
     def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None):
         self.bound = Bound(randomization, model)
@@ -61,6 +63,29 @@ class Parameters:
         self.nbatch = nbatch
         self.rng = np.random.default_rng(randomization.seed if seed is None else seed)
         self.draws = np.empty((nbatch, self.bound.ncolumns))
+
+    def redraw(self, ids: np.ndarray) -> np.ndarray:
+        """New draws for environments `ids` (in that order, from the generator); the rows."""
+        rows = self.bound.draw(self.rng, len(ids))
+        self.set_draws(ids, rows)
+        return rows
+
+    def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
+        self.draws[ids] = draws
+
+    def model_of(self, env: int) -> mujoco.MjModel:
+        """A stand-alone copy of environment `env`'s model."""
+        model = copy.copy(self.nominal)
+        self.bound.apply(model, self.draws[env], mujoco.MjData(model))
+        return model
+
+
+class Parameters(Draws):
+    """Rows of randomized values for `nbatch` environments of one model, ready to be
+    swapped into a worker's model."""
+
+    def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None):
+        super().__init__(model, randomization, nbatch, seed)
         self._writes = [(entry.mode, where, write) for entry, where, writes in
                         zip(self.bound.entries, self.bound.slices, self.bound.writes, strict=True)
                         for write in writes]
@@ -71,14 +96,11 @@ class Parameters:
         self.stat_values = np.empty((nbatch, 2))  # meaninertia, meanmass
         self._scratch = self._scratch_data = None  # made on the first draw that needs them
 
-    def redraw(self, ids: np.ndarray) -> None:
-        """New draws for environments `ids` (in that order, from the pool's generator)."""
-        self.set_draws(ids, self.bound.draw(self.rng, len(ids)))
-
     def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
         """Environments `ids` take these draws (rows made by `bound.draw`; a Ray worker
-        gets them from the driver, which owns the generator)."""
-        self.draws[ids] = draws
+        gets them from the driver, which owns the generator): their values, and the
+        constants MuJoCo derives from them."""
+        super().set_draws(ids, draws)
         for (mode, where, write), values in zip(self._writes, self.values, strict=True):
             values[ids] = write.values(mode, draws[:, where])
         if self.structural:
@@ -115,7 +137,7 @@ class Parameters:
             model.stat.meaninertia, model.stat.meanmass = self.stat_values[env]
 
     def model_of(self, env: int) -> mujoco.MjModel:
-        """A stand-alone copy of environment `env`'s model (tests, the preview, export)."""
+        """A stand-alone copy of environment `env`'s model, as a worker swaps it in."""
         model = copy.copy(self.nominal)
         self.swap_in(model, env)
         return model

@@ -17,7 +17,6 @@ versions. Ray is optional: it is imported when a RayPool is made.
 
 from __future__ import annotations
 
-import copy
 import queue
 import sys
 import threading
@@ -27,6 +26,7 @@ import mujoco
 import numpy as np
 
 from .pool import BatchError, BatchPool
+from .parameters import Draws
 from .randomization import Randomization
 
 
@@ -211,30 +211,6 @@ class RayPool:
         if isinstance(replies[0], tuple):
             return tuple(np.concatenate(parts) for parts in zip(*replies, strict=True))
         return np.concatenate(replies)
-
-
-class Draws:
-    """The driver's side of a randomization (what BatchPool keeps in `parameters`):
-    the bound entries, the one generator, every environment's row of draws."""
-
-    def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None):
-        self.bound = randomization.bind(model)
-        self.nominal = model
-        self.nbatch = nbatch
-        self.rng = np.random.default_rng(randomization.seed if seed is None else seed)
-        self.draws = np.empty((nbatch, self.bound.ncolumns))
-
-    def redraw(self, ids: np.ndarray) -> np.ndarray:
-        """New draws for environments `ids` (as Parameters.redraw); returns the rows."""
-        rows = self.bound.draw(self.rng, len(ids))
-        self.draws[ids] = rows
-        return rows
-
-    def model_of(self, env: int) -> mujoco.MjModel:
-        """A stand-alone copy of environment `env`'s model."""
-        model = copy.copy(self.nominal)
-        self.bound.apply(model, self.draws[env], mujoco.MjData(model))
-        return model
 
 
 def _model_bytes(model: mujoco.MjModel) -> bytes:
