@@ -13,7 +13,8 @@ from ..operators import (author, bridge as bridge_operators, io, model_tools, pe
                          randomization as randomization_operators, randomization_preview as preview_operators,
                          simulate, timeline as timeline_operators)
 from ..sync import timeline
-from ..ui import add_menu, keymaps, menus, overlay, panels, preferences, randomization_panel, sidebar
+from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
+from ..ui.overlays import draw as overlay_draw, settings as overlay_settings
 from . import batch_export, handlers, serve
 
 
@@ -36,9 +37,9 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES)
 # (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
-MODULES = (properties, simulation_settings, randomization_preview, bridge_host, timeline,
+MODULES = (properties, simulation_settings, overlay_settings, randomization_preview, bridge_host, timeline,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
-           add_menu, handlers, keymaps, overlay, display, default_classes, validation, serve, batch_export)
+           add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation, serve, batch_export)
 
 
 def register():

@@ -261,9 +261,13 @@ class Session:
 
     def kinematics(self) -> None:
         """Positions of the current state: `mj_step` leaves xpos, xquat, geom and flex
-        poses of the state one step earlier (it integrates after computing them);
-        this recomputes them without touching anything the next step reads."""
+        poses, subtree centres of mass and tendon paths of the state one step earlier
+        (it integrates after computing them); this recomputes them without touching
+        anything the next step reads (each step recomputes them all from qpos)."""
         mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_comPos(self.model, self.data)
+        if self.model.ntendon:
+            mujoco.mj_tendon(self.model, self.data)
         if self.model.nflex:
             mujoco.mj_flex(self.model, self.data)
 

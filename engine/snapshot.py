@@ -5,11 +5,13 @@ The runner takes one after each batch of steps (`take`), on the thread that owns
 the data, then publishes it; readers on any thread keep a reference as long as
 they like. Its arrays are copies, marked read-only.
 
-Times: `time` is the state's time. Poses (`xpos`, `xquat`, geom poses, flex and
-skin vertices) are the kinematics of that state (`Session.kinematics`); `qpos`,
-`qvel`, `act`, `ctrl`, `mocap_*` are the state itself; `sensordata`,
-`actuator_force` and `contacts` are what the last `mj_step` computed, of the state one step earlier
-(MuJoCo's own convention: recomputing them would cost a whole `mj_forward`).
+Times: `time` is the state's time. Poses (bodies, inertial frames, joint axes,
+geoms, sites, subtree centres of mass, tendon paths, flex and skin vertices)
+are the kinematics of that state (`Session.kinematics`); `qpos`, `qvel`, `act`,
+`ctrl`, `mocap_*` are the state itself; `sensordata`, `actuator_force` and
+`contacts` (with their forces) are what the last `mj_step` computed, of the
+state one step earlier (MuJoCo's own convention: recomputing them would cost a
+whole `mj_forward`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ from . import skin
 @dataclass(frozen=True, eq=False)
 class Contacts:
     """The active contacts: world position (n, 3), frame (n, 9; rows: normal,
-    tangents), distance (n,), geom ids (n, 2)."""
+    tangents), distance (n,), geom ids (n, 2); `force` (n, 6): force and torque
+    in the contact frame (`mj_contactForce`; zeros for a contact outside the
+    constraint solver, `included` False)."""
 
     pos: np.ndarray
     frame: np.ndarray
     dist: np.ndarray
     geom: np.ndarray
+    force: np.ndarray
+    included: np.ndarray
 
     def __len__(self) -> int:
         return len(self.dist)
@@ -60,6 +66,19 @@ class Snapshot:
     behind: bool  # stepping cannot keep up with `speed`
     xpos: np.ndarray  # (nbody, 3)
     xquat: np.ndarray  # (nbody, 4), w x y z
+    xmat: np.ndarray  # (nbody, 9)
+    xipos: np.ndarray  # (nbody, 3): each body's centre of mass
+    ximat: np.ndarray  # (nbody, 9): its inertial frame
+    subtree_com: np.ndarray  # (nbody, 3)
+    xanchor: np.ndarray  # (njnt, 3)
+    xaxis: np.ndarray  # (njnt, 3)
+    site_xpos: np.ndarray  # (nsite, 3)
+    site_xmat: np.ndarray  # (nsite, 9)
+    ten_wrapadr: np.ndarray  # (ntendon,): a tendon's first point in wrap_*
+    ten_wrapnum: np.ndarray  # (ntendon,)
+    wrap_obj: np.ndarray  # (nwrap * 2,): -2 a pulley (no segment across it), -1 a site, >= 0 a geom
+    wrap_xpos: np.ndarray  # (nwrap * 2, 3): the tendons' path points
+    eq_active: np.ndarray  # (neq,)
     geom_xpos: np.ndarray  # (ngeom, 3)
     geom_xmat: np.ndarray  # (ngeom, 9)
     flexvert_xpos: np.ndarray  # (nflexvert, 3)
@@ -79,6 +98,7 @@ class Snapshot:
     grab: GrabView | None
     history: tuple  # (states kept, index of the shown one): the scrub slider's range
     progress: tuple  # (steps done, steps asked) of the Step command running, or of the last one
+    step_seconds: float = 0.0  # wall seconds of stepping since the snapshot before (the profiler's)
 
 
 def _frozen(array) -> np.ndarray:
@@ -87,15 +107,27 @@ def _frozen(array) -> np.ndarray:
     return out
 
 
+def contact_forces(model, data) -> np.ndarray:
+    """(ncon, 6): each contact's force and torque in its frame (`mj_contactForce`,
+    zeros for a contact the constraint solver left out)."""
+    forces = np.zeros((data.ncon, 6))
+    for i in np.flatnonzero(data.contact.efc_address[:data.ncon] >= 0):
+        mujoco.mj_contactForce(model, data, int(i), forces[i])
+    return forces
+
+
 def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1),
-         progress: tuple = (0, 0)) -> Snapshot:
+         progress: tuple = (0, 0), step_seconds: float = 0.0) -> Snapshot:
     """A snapshot of `session` now (on the thread that owns its data); `message`:
     (id, text) of the runner's latest message."""
     model, data = session.model, session.data
     ncon = data.ncon
     contact = data.contact
+    force = contact_forces(model, data)
+    force.flags.writeable = False
     contacts = Contacts(pos=_frozen(contact.pos[:ncon]), frame=_frozen(contact.frame[:ncon]),
-                        dist=_frozen(contact.dist[:ncon]), geom=_frozen(contact.geom[:ncon]))
+                        dist=_frozen(contact.dist[:ncon]), geom=_frozen(contact.geom[:ncon]),
+                        force=force, included=_frozen(contact.efc_address[:ncon] >= 0))
     grab = None
     if session.grab is not None:
         g = session.grab
@@ -105,7 +137,12 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         frame=frame, model=model, applied=applied, time=float(data.time), steps=session.steps_taken,
         playing=session.playing, fast_forward=session.fast_forward, speed=session.realtime,
         achieved=session.achieved, behind=session.behind,
-        xpos=_frozen(data.xpos), xquat=_frozen(data.xquat),
+        xpos=_frozen(data.xpos), xquat=_frozen(data.xquat), xmat=_frozen(data.xmat),
+        xipos=_frozen(data.xipos), ximat=_frozen(data.ximat), subtree_com=_frozen(data.subtree_com),
+        xanchor=_frozen(data.xanchor), xaxis=_frozen(data.xaxis),
+        site_xpos=_frozen(data.site_xpos), site_xmat=_frozen(data.site_xmat),
+        ten_wrapadr=_frozen(data.ten_wrapadr), ten_wrapnum=_frozen(data.ten_wrapnum),
+        wrap_obj=_frozen(data.wrap_obj), wrap_xpos=_frozen(data.wrap_xpos), eq_active=_frozen(data.eq_active),
         geom_xpos=_frozen(data.geom_xpos), geom_xmat=_frozen(data.geom_xmat),
         flexvert_xpos=_frozen(data.flexvert_xpos), skin_vertices=skins,
         qpos=_frozen(data.qpos), qvel=_frozen(data.qvel), act=_frozen(data.act), ctrl=_frozen(data.ctrl),
@@ -113,4 +150,4 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         mocap_pos=_frozen(data.mocap_pos), mocap_quat=_frozen(data.mocap_quat),
         sensordata=_frozen(data.sensordata), contacts=contacts,
         warnings=tuple(session.warnings()), message=message[1], message_id=message[0],
-        grab=grab, history=history, progress=progress)
+        grab=grab, history=history, progress=progress, step_seconds=step_seconds)

@@ -9,10 +9,10 @@ from gpu_extras.batch import batch_for_shader
 
 from mathutils import Matrix, Quaternion, Vector
 
-from ..engine import inertia
-from ..live import scene_session
-from ..scan import scene_scan
-from ..authoring import validation
+from ...engine import inertia
+from ...live import scene_session
+from ...scan import scene_scan
+from ...authoring import validation
 
 LINE_COLOR = (1.0, 0.55, 0.1, 1.0)
 INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)

@@ -1,0 +1,84 @@
+"""The switches of the viewport's MuJoCo overlays and of MuJoCo's element groups,
+kept per scene (saved in the .blend, like MuJoCo's `mjvOption`).
+
+Overlays draw from the running simulation's snapshot, or from the last checked
+model at its authored pose when nothing runs. Groups 0-5 of geoms and sites
+show or hide their objects (in the viewport and in renders, sync/groups.py);
+those of joints, tendons and actuators choose which of them the overlays draw.
+MuJoCo's default shows groups 0, 1 and 2.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, BoolVectorProperty, EnumProperty, PointerProperty
+
+NGROUP = 6  # MuJoCo's mjNGROUP
+DEFAULT_GROUPS = (True, True, True, False, False, False)
+GROUP_KINDS = ("geom", "site", "joint", "tendon", "actuator")
+
+# (property, label, description): every overlay switch, in the popover's order
+OVERLAYS = (
+    ("contact_points", "Contact Points", "A dot at every active contact (grey: outside the solver's "
+     "constraints, within its margin)"),
+    ("contact_forces", "Contact Forces", "An arrow for each contact's force (mj_contactForce), as long as "
+     "MuJoCo's visual/map force / stat.meanmass makes it, pointing into the body of higher id"),
+    ("contact_frames", "Contact Frames", "Each contact's frame: normal (red) and tangents (green, blue)"),
+    ("joints", "Joints", "Each hinge or slide joint's axis at its anchor, and its range (an arc or a "
+     "segment) when it is limited; ball and free joints as a mark at the anchor"),
+    ("body_frames", "Body Frames", "Each body's frame: x red, y green, z blue"),
+    ("com", "Centres of Mass", "Each body's centre of mass (small) and each kinematic tree's "
+     "subtree centre of mass (large)"),
+    ("tendons", "Tendons", "Each spatial tendon's path through its sites and wrapping geoms"),
+    ("actuators", "Actuator Forces", "An arrow along each actuated joint (or site) for the "
+     "actuator's force, scaled to its force range; a tendon actuator's path, coloured by sign"),
+    ("equality", "Equality Constraints", "A line between the two points (connect) or frames (weld) a "
+     "constraint holds together, and between coupled joints"),
+    ("perturbation", "Perturbation", "The mouse spring: a line from the grabbed point to where it pulls"),
+)
+LABELS = (("NONE", "None", "No labels"), ("BODY", "Bodies", "Each body's name at its frame"),
+          ("JOINT", "Joints", "Each joint's name at its anchor"), ("GEOM", "Geoms", "Each geom's name at its centre"),
+          ("SITE", "Sites", "Each site's name at its centre"))
+
+
+def _groups_changed(kind: str):
+    def changed(self, _context):
+        scene = self.id_data
+        if isinstance(scene, bpy.types.Scene):
+            from ...sync import groups  # (written by the group toggles' own module)
+            groups.apply(scene, kind)
+    return changed
+
+
+def _group_property(kind: str, objects: bool) -> BoolVectorProperty:
+    shown = (f"Show the {kind}s of each group 0-5 (their objects, in the viewport and in renders)"
+             if objects else f"Draw the {kind}s of each group 0-5 in the overlays")
+    return BoolVectorProperty(name=f"{kind.title()} Groups", size=NGROUP, default=DEFAULT_GROUPS,
+                              description=shown, update=_groups_changed(kind))
+
+
+def _overlay_group() -> type:
+    annotations = {name: BoolProperty(name=label, description=text, default=(name == "perturbation"))
+                   for name, label, text in OVERLAYS}
+    annotations["labels"] = EnumProperty(name="Labels", items=LABELS, default="NONE",
+                                         description="Names drawn next to the elements")
+    for kind in GROUP_KINDS:
+        annotations[f"{kind}_groups"] = _group_property(kind, objects=kind in ("geom", "site"))
+    return type("MJBLEND_PG_overlays", (bpy.types.PropertyGroup,), {"__annotations__": annotations})
+
+
+MJBLEND_PG_overlays = _overlay_group()
+
+
+def get(scene):
+    return scene.mujoco_overlays
+
+
+def register():
+    bpy.utils.register_class(MJBLEND_PG_overlays)
+    bpy.types.Scene.mujoco_overlays = PointerProperty(type=MJBLEND_PG_overlays)
+
+
+def unregister():
+    del bpy.types.Scene.mujoco_overlays
+    bpy.utils.unregister_class(MJBLEND_PG_overlays)
