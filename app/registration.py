@@ -8,13 +8,13 @@ import bpy
 
 from ..authoring import default_classes, display, validation
 from ..components import properties
-from ..live import bridge_host, randomization_preview, simulation_settings
-from ..operators import (author, bridge as bridge_operators, io, model_tools, perturb,
-                         randomization as randomization_operators, randomization_preview as preview_operators,
-                         simulate, timeline as timeline_operators)
+from ..live import bridge_host, overlay_settings, randomization_preview, simulation_settings
+from ..operators import (author, bridge as bridge_operators, io, model_tools, overlays as overlay_operators,
+                         perturb, randomization as randomization_operators,
+                         randomization_preview as preview_operators, simulate, timeline as timeline_operators)
 from ..sync import timeline
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
-from ..ui.overlays import draw as overlay_draw, settings as overlay_settings
+from ..ui.overlays import draw as overlay_draw, popover as overlay_popover
 from . import batch_export, handlers, serve
 
 
@@ -35,11 +35,12 @@ class _Classes:
 
 OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
-             + randomization_operators.CLASSES + preview_operators.CLASSES)
+             + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES)
 # (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
 MODULES = (properties, simulation_settings, overlay_settings, randomization_preview, bridge_host, timeline,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
-           add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation, serve, batch_export)
+           add_menu, handlers, keymaps, overlay_draw, overlay_popover, display, default_classes, validation,
+           serve, batch_export)
 
 
 def register():

@@ -37,7 +37,8 @@ OVERLAYS = (
     ("perturbation", "Perturbation", "The mouse spring: a line from the grabbed point to where it pulls"),
 )
 LABELS = (("NONE", "None", "No labels"), ("BODY", "Bodies", "Each body's name at its frame"),
-          ("JOINT", "Joints", "Each joint's name at its anchor"), ("GEOM", "Geoms", "Each geom's name at its centre"),
+          ("JOINT", "Joints", "Each joint's name at its anchor"),
+          ("GEOM", "Geoms", "Each geom's name at its centre"),
           ("SITE", "Sites", "Each site's name at its centre"))
 
 
@@ -45,7 +46,7 @@ def _groups_changed(kind: str):
     def changed(self, _context):
         scene = self.id_data
         if isinstance(scene, bpy.types.Scene):
-            from ...sync import groups  # (written by the group toggles' own module)
+            from ..sync import groups  # (written by the group toggles' own module)
             groups.apply(scene, kind)
     return changed
 

@@ -1,0 +1,140 @@
+"""What the viewport's MuJoCo overlays draw this frame, in Blender's world: the
+layers engine/overlays.py computes from the running simulation's latest snapshot
+(playing or paused), moved by the model root's frame, plus the inertia boxes
+(also from the last checked model when nothing runs) and the mouse spring.
+
+No GPU here: draw.py hands these to it, and tests read them as they are.
+The layers are cached per snapshot and switches, so a viewport that redraws
+without a new snapshot (orbiting, a paused simulation) costs nothing to compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from ...authoring import validation
+from ...engine import inertia, overlays
+from ...live import scene_session
+from ...scan import scene_scan
+from ...live import overlay_settings as settings
+
+GRAB_COLOR = (1.0, 0.55, 0.1, 1.0)
+INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)
+CORNERS = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
+         if sum(p != q for p, q in zip(CORNERS[a], CORNERS[b], strict=True)) == 1]
+
+
+@dataclass
+class Drawn:
+    """One frame's overlays: layers and labels [(text, position)], in Blender's world."""
+
+    layers: list
+    labels: list
+
+
+_cache: dict = {}  # scene pointer -> (key, Drawn)
+
+
+def options(scene) -> overlays.Options:
+    switches = settings.get(scene)
+    return overlays.Options(
+        **{name: getattr(switches, name) for name, _label, _text in settings.OVERLAYS
+           if name != "perturbation"},
+        joint_groups=tuple(switches.joint_groups), tendon_groups=tuple(switches.tendon_groups),
+        actuator_groups=tuple(switches.actuator_groups))
+
+
+def _to_blender(world: np.ndarray, points: np.ndarray) -> np.ndarray:
+    return points @ world[:3, :3].T + world[:3, 3] if len(points) else points
+
+
+def of_scene(scene) -> Drawn:
+    """The overlays of `scene` now (cached until the snapshot or a switch changes)."""
+    running = scene_session.running(scene)
+    switches = settings.get(scene)
+    shot = running.latest if running is not None else None
+    key = (shot, switches.labels, tuple(switches.geom_groups), tuple(switches.site_groups),
+           switches.perturbation, scene.mujoco_simulation.show_inertia, options(scene),
+           tuple(map(tuple, running.world)) if running is not None else None)
+    cached = _cache.get(scene.as_pointer())
+    if cached is not None and cached[0] == key and shot is not None:
+        return cached[1]
+    layers, labels = [], []
+    if shot is not None:
+        world = np.array(running.world)
+        for layer in overlays.layers(shot.model, shot, options(scene)):
+            layer.lines, layer.points = _to_blender(world, layer.lines), _to_blender(world, layer.points)
+            layers.append(layer)
+        if switches.labels != "NONE":
+            labels = [(text, _to_blender(world, pos[None])[0])
+                      for text, pos in overlays.labels(shot.model, shot, switches.labels,
+                                                       _label_mask(shot.model, switches))]
+        if switches.perturbation and shot.grab is not None:
+            ends = _to_blender(world, np.array([shot.grab.point, shot.grab.target]))
+            layers.append(overlays.Layer("perturbation", GRAB_COLOR, lines=ends, points=ends,
+                                         line_width=2.0, point_size=9.0))
+    if scene.mujoco_simulation.show_inertia:
+        lines, centres = inertia_boxes(scene)
+        if lines:
+            layers.append(overlays.Layer("inertia", INERTIA_COLOR, lines=np.array(lines),
+                                         points=np.array(centres), point_size=7.0))
+    drawn = Drawn(layers, labels)
+    _cache[scene.as_pointer()] = (key, drawn)
+    return drawn
+
+
+def _label_mask(model, switches):
+    """Geoms and sites of hidden groups get no label; bodies and joints always do."""
+    if switches.labels == "GEOM":
+        return np.asarray(switches.geom_groups, bool)[np.clip(model.geom_group, 0, 5)]
+    if switches.labels == "SITE":
+        return np.asarray(switches.site_groups, bool)[np.clip(model.site_group, 0, 5)]
+    if switches.labels == "JOINT":
+        return np.asarray(switches.joint_groups, bool)[np.clip(model.jnt_group, 0, 5)]
+    return None
+
+
+def forget() -> None:
+    """Drop cached layers (a file load, the add-on's disable)."""
+    _cache.clear()
+
+
+def inertia_boxes(scene):
+    """([box edge end points], [centres of mass]) in Blender world space, of every
+    body with mass: MuJoCo's equivalent inertia box (same mass and inertia), placed
+    at the body's inertial frame, from the running or the last checked model."""
+    lines, centres = [], []
+    running = scene_session.get(scene)
+    outcome = validation.result(scene)
+    scans = scene_session.of(scene).scans
+    for root in scene_scan.model_roots(scene):
+        shot = running.latest if running is not None and running.runner is not None else None
+        if shot is not None:
+            model, bodies = running.model, running.by_id
+        elif outcome is not None and root.name in outcome.models and scans.scanner_of(root):
+            model = outcome.models[root.name]
+            elements = scans.scanner_of(root).elements.values()
+            bodies = {("body", e.id): o for o, k, e in elements if k == "body"}
+        else:
+            continue
+        for (kind, body), obj in bodies.items():
+            half = inertia.equivalent_box(model, body) if kind == "body" else None
+            if half is None or scene_scan.model_of(obj) is not root:
+                continue
+            if shot is not None and shot.model is model:  # where the simulation has it
+                pose = running.world @ _pose(shot.xpos[body], shot.xquat[body])
+            else:
+                pose = obj.matrix_world
+            frame = pose @ _pose(model.body_ipos[body], model.body_iquat[body])
+            corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
+            lines += [tuple(corners[i]) for edge in EDGES for i in edge]
+            centres.append(tuple(frame.translation))
+    return lines, centres
+
+
+def _pose(pos, quat) -> Matrix:
+    return Matrix.LocRotScale(Vector(pos), Quaternion(quat), None)
