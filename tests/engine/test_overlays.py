@@ -38,10 +38,12 @@ SMALL = """
     <body name="a" pos="0 0 1"><freejoint/><geom type="box" size=".1 .1 .1"/><site name="sa"/>
       <body name="b" pos=".3 0 0"><joint name="hinge" axis="0 1 0" range="-1 1" limited="true"/>
         <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/><site name="tip" pos=".3 0 0"/></body>
-      <body name="c" pos="-.3 0 0"><joint name="slide" type="slide" axis="1 0 0" range="-.1 .2" limited="true"/>
+      <body name="c" pos="-.3 0 0">
+        <joint name="slide" type="slide" axis="1 0 0" range="-.1 .2" limited="true"/>
         <geom size=".05"/><site name="sc"/></body>
     </body>
-    <body name="d" pos="1 0 1"><freejoint/><geom type="box" size=".1 .1 .1"/><site name="sd" pos=".1 0 0"/></body>
+    <body name="d" pos="1 0 1"><freejoint/><geom type="box" size=".1 .1 .1"/>
+      <site name="sd" pos=".1 0 0"/></body>
   </worldbody>
   <tendon>
     <spatial name="pulley" limited="true" range="0 3">
@@ -110,12 +112,13 @@ def _check_all(model, shot, stepped, now):
     scale = max(1.0, np.abs(expected).max()) if expected else 1.0
     np.testing.assert_allclose(forces, np.reshape(expected, (-1, 3)), rtol=0, atol=1e-12 * scale)
     start, end = overlays.contact_force_arrows(model, shot)
-    np.testing.assert_allclose(end - start, forces * model.vis.map.force / model.stat.meanmass, atol=1e-12 * scale)
+    np.testing.assert_allclose(end - start, forces * model.vis.map.force / model.stat.meanmass,
+                               atol=1e-12 * scale)
     # contact frames: the frame's rows, half MuJoCo's frame length
     half = model.vis.scale.framelength * model.stat.meansize / 2
     for k, axis in enumerate(overlays.contact_frame_axes(model, shot)):
-        np.testing.assert_allclose(axis[1::2] - axis[0::2], stepped.contact.frame[:ncon, 3 * k:3 * k + 3] * half,
-                                   atol=1e-12)
+        rows = stepped.contact.frame[:ncon, 3 * k:3 * k + 3]
+        np.testing.assert_allclose(axis[1::2] - axis[0::2], rows * half, atol=1e-12)
     # joint axes: from xanchor along xaxis
     joints, axes = overlays.joint_axes(model, shot)
     axial = [j for j in range(model.njnt) if model.jnt_type[j] in (overlays.HINGE, overlays.SLIDE)]
@@ -126,7 +129,8 @@ def _check_all(model, shot, stepped, now):
     # centres of mass: xipos of the bodies with mass, subtree_com of each tree
     bodies, trees = overlays.centres_of_mass(model, shot)
     assert np.array_equal(bodies, now.xipos[[b for b in range(1, model.nbody) if model.body_mass[b] > 0]])
-    assert np.array_equal(trees, now.subtree_com[[b for b in range(1, model.nbody) if model.body_parentid[b] == 0]])
+    roots = [b for b in range(1, model.nbody) if model.body_parentid[b] == 0]
+    assert np.array_equal(trees, now.subtree_com[roots])
     # body frames: xmat's columns from xpos
     frame = model.vis.scale.framelength * model.stat.meansize
     for k, axis in enumerate(overlays.body_frame_axes(model, shot)):
