@@ -316,3 +316,15 @@ class Call:
 
     def apply(self, runner) -> None:
         self.function(runner.session)
+
+
+@dataclass(frozen=True)
+class Plot:
+    """Publish the plots of `request` (an engine.plots.Request: channels by name, seconds)
+    with every snapshot from now on; an empty request stops plotting. Names the model
+    does not have give a plot with an error (a recompile finds them again by name)."""
+
+    request: Any
+
+    def apply(self, runner) -> None:
+        runner.plot(self.request)

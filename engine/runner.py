@@ -3,7 +3,9 @@
 Commands come in through `send` (from any thread); the runner applies them
 between steps, in order, paces the stepping (real time times a speed, or
 fast-forward), keeps the history, and publishes an immutable `Snapshot` after
-each batch of steps, which every view reads (`latest`).
+each batch of steps, which every view reads (`latest`). A snapshot carries the
+wall seconds spent stepping since the one before (the profiler's) and the plots
+the views asked for (commands.Plot), built from the history on this thread.
 
 Two ways to run, through the same code:
 
@@ -28,7 +30,7 @@ import contextlib
 import threading
 import time
 
-from . import commands, snapshot as snapshots
+from . import commands, plots, snapshot as snapshots
 from .history import History
 from .session import Session
 
@@ -75,6 +77,9 @@ class Runner:
         self.companions: list = []
         self._numbered = False  # the state now has a frame id (run_here) not yet published
         self._loan: threading.Event | None = None  # set while lent: the parked physics thread waits on it
+        self._stepping = 0.0  # wall seconds spent stepping since the last snapshot
+        self._plot_request = plots.Request()  # what the views plot (commands.Plot), and its
+        self._plot_channels: tuple = ()  # channels in the model now (each published snapshot's plots)
         self.record()
         self._publish()
 
@@ -290,7 +295,9 @@ class Runner:
         `budget` seconds of work). Threaded runners step on their own: 0."""
         if self.threaded:
             return 0
+        started = time.perf_counter()
         steps = self.session.advance(self.clock() if now is None else now, budget)
+        self._stepping += time.perf_counter() - started
         self._after_batch(steps)
         return steps
 
@@ -303,15 +310,28 @@ class Runner:
             self._progress = (self.session.steps_taken - first, count)
             if self.threaded and self.clock() - self._published_at > self.interval:
                 self._dirty = True
+                self._stepped_since(started)
                 self._publish()
+                started[0] = time.perf_counter()
             return self._stopping or self._applying in self._cancelled
 
         first = self.session.steps_taken
         self._progress = (0, count)
+        started = [time.perf_counter()]  # (a snapshot published mid-run takes the time so far)
         done = 0 if between() else self.session.step(count, stop=between)
+        self._stepped_since(started)
         self._progress = (done, count)
         self._after_batch(done)
         return done
+
+    def _stepped_since(self, started: list) -> None:
+        self._stepping += time.perf_counter() - started[0]
+        started[0] = time.perf_counter()
+
+    def plot(self, request: plots.Request) -> None:
+        """Publish `request`'s plots with every snapshot from now on (commands.Plot applies it)."""
+        self._plot_request = request
+        self._plot_channels = plots.resolve_all(self.session.model, request)
 
     def clear_message(self) -> None:
         """A new run (play, step, reset): the last one's message no longer applies."""
@@ -326,6 +346,7 @@ class Runner:
     def new_history(self) -> None:
         """A recompiled model: its states have another layout."""
         self.history = History(self.session.model, *self._history_size)
+        self._plot_channels = plots.resolve_all(self.session.model, self._plot_request)  # (by name)
         self.record()
 
     def _after_batch(self, steps: int) -> None:
@@ -372,8 +393,11 @@ class Runner:
         self._numbered = False
         history = (len(self.history),
                    self.showing_history if self.showing_history is not None else len(self.history) - 1)
+        plotted = (plots.build(self.history, self._plot_request, self._plot_channels)
+                   if self._plot_request.specs else None)
         shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),
-                              history, self._progress)
+                              history, self._progress, step_seconds=self._stepping, plots=plotted)
+        self._stepping = 0.0
         with self._published:
             self._latest = shot
             self._published.notify_all()
@@ -391,7 +415,9 @@ class Runner:
                 self._apply_queued()
                 if session.playing:
                     budget = self.batch_seconds if session.fast_forward else self.interval
+                    started = time.perf_counter()
                     steps = session.advance(self.clock(), budget=budget)
+                    self._stepping += time.perf_counter() - started
                     self._after_batch(steps)
             except Exception as error:  # noqa: BLE001 (Blender stays up; the user is told)
                 session.pause()
