@@ -32,7 +32,7 @@ from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                                       SOURCE, TEXCOORD)
 from ..engine import frames
-from . import defaults, mujoco_load, names
+from . import defaults, framing, mujoco_load, names
 from ..geometry import mujoco_meshes, materials
 from ..scene import preferences
 from ..scene.errors import MJBlendError
@@ -57,6 +57,7 @@ MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_
                      int(mujoco.mjtGeom.mjGEOM_HFIELD))
 HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
 HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default
+CAMERA_DISPLAY_MIN, CAMERA_DISPLAY_MAX = 0.01, 1000.0  # Camera.display_size's range in Blender
 DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
 
@@ -82,6 +83,8 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     # (kind, MuJoCo id in the compiled model) -> the object or datablock made for it
     by_id: dict = field(default_factory=dict)
+    # (low, high) world corners of the model's bodies as imported: what a view frames
+    bounds: tuple = ()
 
     def summary(self) -> str:
         parts = [f"{n} {kind if n == 1 else PLURALS.get(kind, kind + 's')}"
@@ -213,7 +216,8 @@ class Builder:
                 view_layer.update()
         self.progress(1.0)
         self.counts["model"] = 0
-        return ImportResult(self.root, self.collection, self.counts, self.warnings, by_id=self.by_id)
+        return ImportResult(self.root, self.collection, self.counts, self.warnings, by_id=self.by_id,
+                            bounds=framing.model_bounds(self.model, self.data, HIDDEN_GROUPS))
 
     def _settings(self):
         model_props = self.root.mujoco.model
@@ -454,6 +458,7 @@ class Builder:
             cam.angle_y = np.radians(fovy)
         cam.clip_start = max(float(self.model.vis.map.znear) * self.scale, 1e-4)
         cam.clip_end = float(self.model.vis.map.zfar) * self.scale
+        cam.display_size = camera_display_size(self.model)
         return cam
 
     def _light_data(self, light):
@@ -648,6 +653,17 @@ def set_element(block, kind: str, mjcf_name: str | None) -> None:
         value = _KIND_VALUES[(type(holder), kind)] = items[kind.upper()].value
     holder["kind"] = value
     holder["name"] = mjcf_name or ""
+
+
+def camera_display_size(model) -> float:
+    """How big the viewport draws a camera: as MuJoCo's renderer draws one (a box of
+    visual/scale camera x stat.meansize, engine_vis_visualize.c), within what Blender's
+    display_size allows. Both are lengths of the model (znear and zfar are fractions of
+    stat.extent instead, hence `Builder.scale` there). Drawing only: renders and the
+    camera's view never change with it (an orthographic camera is drawn at its
+    ortho_scale, which is its view)."""
+    size = float(model.vis.scale.camera) * float(model.stat.meansize)
+    return min(max(size, CAMERA_DISPLAY_MIN), CAMERA_DISPLAY_MAX)
 
 
 def hide(obj) -> None:

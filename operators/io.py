@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 
 import bpy
+import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..scan import compile_spec, scene_scan
 from ..exporter import mjcf_writer
-from ..importer import build
+from ..importer import build, framing
 from ..live import scene_session
 from ..scene.errors import MJBlendError, select_culprits
 
@@ -30,6 +31,9 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
     # Set by invoke: the user chose the files in a window, so MuJoCo's load may run while
     # Blender keeps drawing (scripts calling execute get the import done when it returns).
     interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
+    frame_view: BoolProperty(name="Frame the Model", default=True,
+                             description="Point the window's 3D views at the imported model's bodies "
+                                         "(not the floor); views through a camera are left alone")
 
     def paths(self) -> list[str]:
         if self.files and self.directory:
@@ -45,7 +49,8 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
     def execute(self, context):
         if self.interactive and context.window is not None and not bpy.app.background:
             # the waiting operator loads, imports, reports and owns the undo step
-            bpy.ops.import_scene.mjcf_wait("INVOKE_DEFAULT", files=[{"name": p} for p in self.paths()])
+            bpy.ops.import_scene.mjcf_wait("INVOKE_DEFAULT", files=[{"name": p} for p in self.paths()],
+                                           frame_view=self.frame_view)
             return {"CANCELLED"}
         wm = context.window_manager
         imported = []
@@ -56,10 +61,10 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
             except build.ImportFailed as error:
                 self.report({"ERROR"}, str(error))
                 continue
-            root = _build(self, context, job, wm)
-            if root is not None:
-                imported.append(root)
-        return _select_imported(context, imported)
+            result = _build(self, context, job, wm)
+            if result is not None:
+                imported.append(result)
+        return _finish_import(context, imported, self.frame_view)
 
 
 class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
@@ -70,6 +75,7 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
     bl_options = {"UNDO", "INTERNAL"}
 
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    frame_view: BoolProperty(default=True, options={"HIDDEN", "SKIP_SAVE"})
 
     def invoke(self, context, _event):
         self._paths = [f.name for f in self.files]
@@ -97,21 +103,21 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
         if not self._job.poll():
             context.workspace.status_text_set(f"{self._job.status}; Esc to cancel")
             return {"RUNNING_MODAL"}
-        root = _build(self, context, self._job, context.window_manager)
+        result = _build(self, context, self._job, context.window_manager)
         self._job = None
-        if root is not None:
-            self._imported.append(root)
+        if result is not None:
+            self._imported.append(result)
         return {"RUNNING_MODAL"}
 
     def _finish(self, context, cancelled=False):
         context.window_manager.event_timer_remove(self._timer)
         context.workspace.status_text_set(None)
-        outcome = _select_imported(context, self._imported)
+        outcome = _finish_import(context, self._imported, self.frame_view)
         return {"CANCELLED"} if cancelled and not self._imported else outcome
 
 
 def _build(operator, context, job, wm):
-    """The Blender objects of a finished load (the root), or None with the error reported."""
+    """The ImportResult of a finished load, or None with the error reported."""
     wm.progress_begin(0, 100)
     try:
         result = build.import_loaded(job, context.scene, progress=lambda f: wm.progress_update(int(100 * f)))
@@ -123,17 +129,25 @@ def _build(operator, context, job, wm):
     for warning in result.warnings:
         operator.report({"WARNING"}, f"MuJoCo: {warning}")
     operator.report({"INFO"}, result.summary())
-    return result.root
+    return result
 
 
-def _select_imported(context, imported):
+def _finish_import(context, imported, frame_view):
+    """The imported models' roots selected (the last one active) and, in a window, its
+    3D views framing their bodies."""
     if not imported:
         return {"CANCELLED"}
     for obj in context.view_layer.objects:  # import_file updated the view layers
         obj.select_set(False)
-    for root in imported:
-        root.select_set(True)
-        context.view_layer.objects.active = root
+    for result in imported:
+        result.root.select_set(True)
+        context.view_layer.objects.active = result.root
+    # File > Import runs from the top bar, not from a 3D view: every view of the window
+    # the user imported in shows the model (views through a camera keep the camera)
+    if frame_view and context.window is not None and not bpy.app.background:
+        low = np.min([result.bounds[0] for result in imported], axis=0)
+        high = np.max([result.bounds[1] for result in imported], axis=0)
+        framing.frame_views(context.window, low, high)
     return {"FINISHED"}
 
 
