@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from . import inertia
+
 MINVAL = 1e-15  # MuJoCo's mjMINVAL
 RANGE_SEGMENTS = 24  # an arc of a hinge's range is drawn in this many segments
 EMPTY = np.zeros((0, 3))
@@ -203,6 +205,23 @@ def centres_of_mass(model, shot) -> tuple[np.ndarray, np.ndarray]:
     roots = np.flatnonzero(model.body_parentid == 0)
     roots = roots[roots > 0]
     return shot.xipos[bodies], shot.subtree_com[roots]
+
+
+CORNERS = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+BOX_EDGES = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)
+                      if np.count_nonzero(CORNERS[a] != CORNERS[b]) == 1])
+
+
+def inertia_boxes(model, shot) -> tuple[np.ndarray, np.ndarray]:
+    """((24n, 3) edges of each body's equivalent inertia box, (n, 3) its centre of
+    mass), of the bodies with mass: the box MuJoCo's viewer draws (same mass and
+    principal inertia), in the body's inertial frame."""
+    bodies = np.flatnonzero(model.body_mass > 0)
+    bodies = bodies[bodies > 0]
+    half = inertia.equivalent_boxes(model)[bodies]
+    corners = np.einsum("nij,nkj->nki", shot.ximat[bodies].reshape(-1, 3, 3), CORNERS[None] * half[:, None])
+    corners += shot.xipos[bodies][:, None]
+    return corners[:, BOX_EDGES.reshape(-1)].reshape(-1, 3), shot.xipos[bodies]
 
 
 # ------------------------------------------------------------------ tendons

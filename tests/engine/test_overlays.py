@@ -254,3 +254,21 @@ def test_groups_choose_what_is_drawn():
     assert not len(overlays.tendon_paths(model, shot, (False,) * 6))
     ids, _arrows, _sign = overlays.actuator_arrows(model, shot, (False,) * 6)
     assert not len(ids)
+
+
+def test_inertia_boxes_are_mujocos_equivalent_boxes_in_the_inertial_frames():
+    model = mujoco.MjModel.from_xml_string(SMALL)
+    shot, _stepped, now = _run(model, 30, ctrl=[1.0, 1.0])
+    edges, centres = overlays.inertia_boxes(model, shot)
+    bodies = [b for b in range(1, model.nbody) if model.body_mass[b] > 0]
+    assert np.array_equal(centres, now.xipos[bodies])
+    for index, body in enumerate(bodies):
+        mass, (ix, iy, iz) = model.body_mass[body], model.body_inertia[body]
+        # the uniform box of that mass with that inertia: I_x = m (y^2 + z^2) / 3 for half sizes x, y, z
+        half = np.sqrt(1.5 / mass * np.array([iy + iz - ix, ix + iz - iy, ix + iy - iz]))
+        box = edges[24 * index:24 * (index + 1)].reshape(12, 2, 3)
+        frame = now.ximat[body].reshape(3, 3)
+        local = (box - now.xipos[body]) @ frame  # the edges in the inertial frame
+        np.testing.assert_allclose(np.abs(local), np.broadcast_to(half, local.shape), rtol=1e-9)
+        lengths = sorted(np.linalg.norm(box[:, 1] - box[:, 0], axis=1))
+        np.testing.assert_allclose(lengths, sorted(np.repeat(2 * half, 4)), rtol=1e-9)

@@ -70,15 +70,20 @@ def of_scene(scene) -> Drawn:
             layer.lines, layer.points = _to_blender(world, layer.lines), _to_blender(world, layer.points)
             layers.append(layer)
         if switches.labels != "NONE":
-            labels = [(text, _to_blender(world, pos[None])[0])
-                      for text, pos in overlays.labels(shot.model, shot, switches.labels,
-                                                       _label_mask(shot.model, switches))]
+            named = overlays.labels(shot.model, shot, switches.labels, _label_mask(shot.model, switches))
+            if named:
+                moved = _to_blender(world, np.array([pos for _text, pos in named]))
+                labels = [(text, pos) for (text, _pos), pos in zip(named, moved, strict=True)]
         if switches.perturbation and shot.grab is not None:
             ends = _to_blender(world, np.array([shot.grab.point, shot.grab.target]))
             layers.append(overlays.Layer("perturbation", GRAB_COLOR, lines=ends, points=ends,
                                          line_width=2.0, point_size=9.0))
-    if scene.mujoco_simulation.show_inertia:
-        lines, centres = inertia_boxes(scene)
+        if scene.mujoco_simulation.show_inertia:
+            lines, centres = overlays.inertia_boxes(shot.model, shot)
+            layers.append(overlays.Layer("inertia", INERTIA_COLOR, lines=_to_blender(world, lines),
+                                         points=_to_blender(world, centres), point_size=7.0))
+    elif scene.mujoco_simulation.show_inertia:
+        lines, centres = checked_inertia_boxes(scene)
         if lines:
             layers.append(overlays.Layer("inertia", INERTIA_COLOR, lines=np.array(lines),
                                          points=np.array(centres), point_size=7.0))
@@ -103,33 +108,23 @@ def forget() -> None:
     _cache.clear()
 
 
-def inertia_boxes(scene):
+def checked_inertia_boxes(scene):
     """([box edge end points], [centres of mass]) in Blender world space, of every
-    body with mass: MuJoCo's equivalent inertia box (same mass and inertia), placed
-    at the body's inertial frame, from the running or the last checked model."""
+    body with mass of the last checked models, where its object is (no simulation
+    runs): MuJoCo's equivalent inertia box (same mass and inertia) at the body's
+    inertial frame."""
     lines, centres = [], []
-    running = scene_session.get(scene)
     outcome = validation.result(scene)
     scans = scene_session.of(scene).scans
     for root in scene_scan.model_roots(scene):
-        shot = running.latest if running is not None and running.runner is not None else None
-        if shot is not None:
-            model, bodies = running.model, running.by_id
-        elif outcome is not None and root.name in outcome.models and scans.scanner_of(root):
-            model = outcome.models[root.name]
-            elements = scans.scanner_of(root).elements.values()
-            bodies = {("body", e.id): o for o, k, e in elements if k == "body"}
-        else:
+        if outcome is None or root.name not in outcome.models or not scans.scanner_of(root):
             continue
-        for (kind, body), obj in bodies.items():
-            half = inertia.equivalent_box(model, body) if kind == "body" else None
+        model = outcome.models[root.name]
+        for obj, kind, element in scans.scanner_of(root).elements.values():
+            half = inertia.equivalent_box(model, element.id) if kind == "body" else None
             if half is None or scene_scan.model_of(obj) is not root:
                 continue
-            if shot is not None and shot.model is model:  # where the simulation has it
-                pose = running.world @ _pose(shot.xpos[body], shot.xquat[body])
-            else:
-                pose = obj.matrix_world
-            frame = pose @ _pose(model.body_ipos[body], model.body_iquat[body])
+            frame = obj.matrix_world @ _pose(model.body_ipos[element.id], model.body_iquat[element.id])
             corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
             lines += [tuple(corners[i]) for edge in EDGES for i in edge]
             centres.append(tuple(frame.translation))

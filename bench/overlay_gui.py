@@ -1,0 +1,73 @@
+"""Runs inside Debian's Blender (3.4) user interface under Xvfb for bench/overlay_bench.py:
+the 3D view's redraw time with every MuJoCo overlay on (recomputed on every redraw,
+as a playing simulation's new snapshot makes it) against the same redraw with them
+off, interleaved. Writes its figures to MJBLEND_RESULT."""
+
+import importlib
+import json
+import os
+import statistics
+import sys
+import time
+
+import bpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "gui"))
+from gui_script import ADDON, cheap_viewport, physics_parked, report, run_steps, view3d  # noqa: E402
+
+SCENE, REPEAT, ITERATIONS = os.environ["MJBLEND_BENCH_SCENE"], int(os.environ["MJBLEND_BENCH_REPEAT"]), 10
+
+
+def steps():
+    build = importlib.import_module(ADDON + ".importer.build")
+    scene_session = importlib.import_module(ADDON + ".live.scene_session")
+    commands = importlib.import_module(ADDON + ".engine.commands")
+    settings = importlib.import_module(ADDON + ".live.overlay_settings")
+    draw = importlib.import_module(ADDON + ".ui.overlays.draw")
+    scene = bpy.context.scene
+    build.import_file(SCENE, scene)
+    window, area, region = view3d()
+    cheap_viewport(area)
+    area.spaces.active.overlay.show_overlays = True
+    view = area.spaces.active.region_3d
+    view.view_location, view.view_distance = (1.0, 1.0, 0.0), 6.0
+    running = scene_session.ensure(scene)
+    running.runner.wait(running.send(commands.Step(400)), timeout=60)
+    switches = scene.mujoco_overlays
+    fresh = bpy.types.SpaceView3D.draw_handler_add(draw.forget, (), "WINDOW", "PRE_VIEW")
+    yield 0.5
+
+    def overlays(on: bool):
+        for name, _label, _text in settings.OVERLAYS:
+            setattr(switches, name, on)
+        switches.labels = "BODY" if on else "NONE"
+        scene.mujoco_simulation.show_inertia = on
+
+    def redraw():
+        with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
+            start = time.perf_counter()
+            bpy.ops.wm.redraw_timer(type="DRAW", iterations=ITERATIONS)
+            return (time.perf_counter() - start) / ITERATIONS
+
+    on, off, callback = [], [], []
+    for repeat in range(REPEAT):
+        for state in ((True, False) if repeat % 2 else (False, True)):
+            overlays(state)
+            redraw()  # (warm: the first redraw after a switch)
+            (on if state else off).append(redraw())
+            if state:
+                callback.append(draw.draw_seconds)
+    bpy.types.SpaceView3D.draw_handler_remove(fresh, "WINDOW")
+    shot = running.latest
+    report["figures"] = {"ncon": len(shot.contacts), "nbody": shot.model.nbody,
+                         "on": statistics.median(on), "off": statistics.median(off),
+                         "extra": statistics.median([a - b for a, b in zip(on, off)]),
+                         "callback": statistics.median(callback), "blender": bpy.app.version_string}
+    with open(os.environ["MJBLEND_RESULT"] + ".figures", "w", encoding="utf-8") as fh:
+        json.dump(report["figures"], fh)
+    running.runner.stop()
+    yield 0.2
+
+
+run_steps(steps)
