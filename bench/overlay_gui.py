@@ -38,11 +38,12 @@ def steps():
     fresh = bpy.types.SpaceView3D.draw_handler_add(draw.forget, (), "WINDOW", "PRE_VIEW")
     yield 0.5
 
-    def overlays(on: bool):
+    def overlays(config: str):
         for name, _label, _text in settings.OVERLAYS:
-            setattr(switches, name, on)
-        switches.labels = "BODY" if on else "NONE"
-        scene.mujoco_simulation.show_inertia = on
+            shown = config in ("all", "no labels") or (config == "contacts" and "contact" in name)
+            setattr(switches, name, shown)
+        switches.labels = "BODY" if config in ("all", "labels") else "NONE"
+        scene.mujoco_simulation.show_inertia = config in ("all", "no labels")
 
     def redraw():
         with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
@@ -50,20 +51,23 @@ def steps():
             bpy.ops.wm.redraw_timer(type="DRAW", iterations=ITERATIONS)
             return (time.perf_counter() - start) / ITERATIONS
 
-    on, off, callback = [], [], []
+    configs = ("off", "all", "no labels", "labels", "contacts")
+    times = {config: [] for config in configs}
+    callback = {config: [] for config in configs}
     for repeat in range(REPEAT):
-        for state in ((True, False) if repeat % 2 else (False, True)):
-            overlays(state)
+        for config in (configs if repeat % 2 else configs[::-1]):
+            overlays(config)
             redraw()  # (warm: the first redraw after a switch)
-            (on if state else off).append(redraw())
-            if state:
-                callback.append(draw.draw_seconds)
+            times[config].append(redraw())
+            callback[config].append(draw.draw_seconds)
     bpy.types.SpaceView3D.draw_handler_remove(fresh, "WINDOW")
     shot = running.latest
     report["figures"] = {"ncon": len(shot.contacts), "nbody": shot.model.nbody,
-                         "on": statistics.median(on), "off": statistics.median(off),
-                         "extra": statistics.median([a - b for a, b in zip(on, off)]),
-                         "callback": statistics.median(callback), "blender": bpy.app.version_string}
+                         "blender": bpy.app.version_string,
+                         "redraw": {c: statistics.median(t) for c, t in times.items()},
+                         "extra": {c: statistics.median([a - b for a, b in zip(t, times["off"], strict=True)])
+                                   for c, t in times.items()},
+                         "callback": {c: statistics.median(t) for c, t in callback.items()}}
     with open(os.environ["MJBLEND_RESULT"] + ".figures", "w", encoding="utf-8") as fh:
         json.dump(report["figures"], fh)
     running.runner.stop()
