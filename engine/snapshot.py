@@ -108,13 +108,33 @@ def _frozen(array) -> np.ndarray:
     return out
 
 
+ELLIPTIC = int(mujoco.mjtCone.mjCONE_ELLIPTIC)
+
+
 def contact_forces(model, data) -> np.ndarray:
-    """(ncon, 6): each contact's force and torque in its frame (`mj_contactForce`,
-    zeros for a contact the constraint solver left out)."""
-    forces = np.zeros((data.ncon, 6))
-    for i in np.flatnonzero(data.contact.efc_address[:data.ncon] >= 0):
-        mujoco.mj_contactForce(model, data, int(i), forces[i])
-    return forces
+    """(ncon, 6): each contact's force and torque in its frame, zeros for a contact
+    the constraint solver left out: `mj_contactForce` for all contacts at once (one
+    call per contact cost as much as a step on 160 contacts), the same arithmetic in
+    the same order, so the same bits. An elliptic cone's rows are the force itself;
+    a pyramid's 2 (dim - 1) edge forces decode as `mju_decodePyramid` does: normal =
+    their sum, tangent i = (edge 2i - edge 2i+1) * friction i."""
+    ncon, contact = data.ncon, data.contact
+    out = np.zeros((ncon, 6))
+    address, dim = contact.efc_address[:ncon], contact.dim[:ncon]
+    included = address >= 0
+    for d in np.unique(dim[included]):
+        rows = np.flatnonzero(included & (dim == d))
+        first = address[rows]
+        if model.opt.cone == ELLIPTIC or d == 1:
+            out[rows, :d] = data.efc_force[first[:, None] + np.arange(d)]
+            continue
+        edges = data.efc_force[first[:, None] + np.arange(2 * (d - 1))]
+        normal = edges[:, 0].copy()
+        for k in range(1, 2 * (d - 1)):  # (summed left to right, as MuJoCo does)
+            normal += edges[:, k]
+        out[rows, 0] = normal
+        out[rows, 1:d] = (edges[:, 0::2] - edges[:, 1::2]) * contact.friction[rows, :d - 1]
+    return out
 
 
 def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1),

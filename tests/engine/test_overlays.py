@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import CORPUS, needs_corpus
 
-from mjblend.engine import commands as cmd, overlays
+from mjblend.engine import commands as cmd, overlays, snapshot
 from mjblend.engine.runner import Runner
 from mjblend.engine.session import Session
 
@@ -272,3 +272,22 @@ def test_inertia_boxes_are_mujocos_equivalent_boxes_in_the_inertial_frames():
         np.testing.assert_allclose(np.abs(local), np.broadcast_to(half, local.shape), rtol=1e-9)
         lengths = sorted(np.linalg.norm(box[:, 1] - box[:, 0], axis=1))
         np.testing.assert_allclose(lengths, sorted(np.repeat(2 * half, 4)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_snapshot_contact_forces_are_mj_contactforce_bit_for_bit(cone):
+    """All contacts at once, as mj_contactForce gives each: condim 1, 3, 4 and 6."""
+    boxes = "".join(f'<body pos="{i * .5} 0 .12"><freejoint/><geom type="box" size=".1 .1 .1" condim="{c}"/>'
+                    '</body>' for i, c in enumerate((1, 3, 4, 6)))
+    model = mujoco.MjModel.from_xml_string(
+        f'<mujoco><option cone="{cone}"/><worldbody><geom type="plane" size="5 5 .1" condim="1"/>{boxes}'
+        '</worldbody></mujoco>')
+    data = mujoco.MjData(model)
+    data.qvel[0::6] = 0.3  # sliding: friction forces too
+    mujoco.mj_step(model, data, nstep=40)
+    assert data.ncon >= 16 and set(data.contact.dim[:data.ncon]) == {1, 3, 4, 6}
+    expected = np.zeros((data.ncon, 6))
+    for i in range(data.ncon):
+        mujoco.mj_contactForce(model, data, i, expected[i])
+    assert np.abs(expected[:, 1:3]).max() > 1e-3
+    assert np.array_equal(snapshot.contact_forces(model, data), expected)
