@@ -7,6 +7,7 @@ from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
 from ..live import bridge_host, randomization_preview, scene_session
 from ..sync import instancer
+from ..ui.overlays import draw as overlay_draw
 from ..authoring import validation
 
 
@@ -74,8 +75,9 @@ def stop_bridge(*_args):
 def forget_scene_sessions(*_args):
     """Undo, redo and file load put back values without the edits reporting them:
     every scene session (scans, held poses, validation) is dropped as one, and the
-    next scan starts anew."""
+    next scan starts anew; so are the overlays' cached frames (they hold snapshots)."""
     scene_session.drop_all(restore=False)
+    overlay_draw.forget()
 
 
 @persistent
