@@ -12,9 +12,11 @@ from ..live import bridge_host, overlay_settings, randomization_preview, simulat
 from ..operators import (author, bridge as bridge_operators, io, model_tools, overlays as overlay_operators,
                          perturb, randomization as randomization_operators,
                          randomization_preview as preview_operators, simulate, timeline as timeline_operators)
+from ..operators import plots as plot_operators
 from ..sync import timeline
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
 from ..ui.overlays import draw as overlay_draw, popover as overlay_popover
+from ..ui.plots import draw as plot_draw, settings as plot_settings
 from . import batch_export, handlers, serve
 
 
@@ -37,7 +39,8 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES)
 # (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
-MODULES = (properties, simulation_settings, overlay_settings, randomization_preview, bridge_host, timeline,
+MODULES = (properties, simulation_settings, overlay_settings, plot_settings, randomization_preview,
+           bridge_host, timeline, _Classes(plot_operators.CLASSES), plot_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
            add_menu, handlers, keymaps, overlay_draw, overlay_popover, display, default_classes, validation,
            serve, batch_export)

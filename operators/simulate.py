@@ -8,13 +8,15 @@ engine/runner.py steps (on its own thread in a window).
 
 from __future__ import annotations
 
+import time
+
 import bpy
 from bpy.props import FloatProperty, IntProperty
 
 from ..authoring import authoring
 from ..engine import commands
 from ..engine.runner import DISPLAY_RATE
-from ..live import scene_session
+from ..live import profile, scene_session
 from .reporting import run_reporting
 from .runner_wait import RunnerWait, redraw
 
@@ -65,12 +67,14 @@ class MUJOCO_OT_play(bpy.types.Operator):
         if not scene_session.is_current(running):
             return self._finish(context)  # stopped, reloaded or the scene is gone
         if event.type == "TIMER":  # (any timer: the runner keeps its own time)
+            start = time.perf_counter()
             try:
                 shown = running.tick(scene_session.now(), context.selected_objects)
             except scene_session.SimulationError as error:  # it ended itself (objects deleted)
                 self.report({"ERROR"}, str(error))
                 redraw(context)
                 return self._finish(context)
+            profile.of(running).ticked(time.perf_counter() - start)  # (the profiler line's sync)
             if shown:
                 self._frames = getattr(self, "_frames", 0) + 1
                 redraw(context, properties=self._frames % PROPERTIES_EVERY == 0)

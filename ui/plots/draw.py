@@ -1,0 +1,241 @@
+"""Draws the plots and the profiler line in a bottom corner of the 3D viewport
+(a POST_PIXEL handler: region pixels), with Blender's `gpu` and `blf` modules.
+
+The runner builds the plots with each snapshot (engine/plots.py): this asks it
+for the scene's channels when they change (`ask`), lays the figures out
+(`layout`: pure geometry, tested without a GPU) and draws them. Nothing is
+drawn while the scene does not simulate.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass
+
+import blf
+import bpy
+import gpu
+from gpu_extras.batch import batch_for_shader
+
+from ...engine import commands, plots
+from ...live import profile, scene_session
+
+WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
+TITLE, BOTTOM, LEFT, RIGHT = 18, 16, 46, 8  # room around a figure's plotting area
+TEXT_SIZE, LINE_WIDTH = 11, 2.0
+PROFILER_HEIGHT = 18
+PALETTE = ((1.0, 0.35, 0.75, 1.0), (1.0, 0.85, 0.2, 1.0), (0.3, 0.9, 1.0, 1.0), (0.55, 1.0, 0.35, 1.0),
+           (1.0, 0.55, 0.25, 1.0), (0.7, 0.55, 1.0, 1.0), (0.95, 0.95, 0.95, 1.0))
+BACKGROUND = (0.0, 0.0, 0.0, 0.6)
+AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
+TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
+_handles: list = []
+_asked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # runner -> the last Request sent
+
+
+def color(component: int) -> tuple:
+    return PALETTE[component % len(PALETTE)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the corner shows: (frame rectangle, engine.plots.Figure) per figure drawn,
+    channels left out for room, the profiler line (text, x, y, "LEFT" or "RIGHT": the
+    side of x it is drawn on) or None."""
+
+    figures: tuple
+    left_out: int
+    profiler: tuple | None
+
+
+def ask(scene, running) -> plots.Request:
+    """Send the scene's plot request to the simulation's runner if it has another
+    (once: the next snapshots answer it). Returns the request."""
+    request = scene.mujoco_plots.request()
+    runner = running.runner
+    shot = running.latest
+    current = shot.plots.request if shot.plots is not None else plots.Request()
+    if request != current and _asked.get(runner) != request:
+        _asked[runner] = request
+        runner.send(commands.Plot(request))
+    elif request == current:
+        _asked[runner] = request
+    return request
+
+
+def layout(scene, width: float, height: float, scale: float = 1.0,
+           insets: tuple = (0.0, 0.0)) -> Layout | None:
+    """The corner of a `width` x `height` region (`insets`: what the toolbar and the
+    sidebar cover on the left and the right) for the scene's simulation: None if it
+    does not simulate."""
+    running = scene_session.running(scene)
+    settings = scene.mujoco_plots
+    if running is None or not (settings.show_plots or settings.show_profiler):
+        return None
+    shot = running.latest
+    w, h, margin = WIDTH * scale, HEIGHT * scale, MARGIN * scale
+    left = insets[0] + margin if settings.side == "LEFT" else width - insets[1] - margin - w
+    bottom = margin
+    profiler = None
+    if settings.show_profiler:  # (text, x, y, alignment: against the figures' outer edge)
+        edge, align = (left, "LEFT") if settings.side == "LEFT" else (left + w, "RIGHT")
+        profiler = (profile.of(running).line(shot), edge, bottom + 4 * scale, align)
+        bottom += PROFILER_HEIGHT * scale
+    figures = []
+    shown = shot.plots.series if settings.show_plots and shot.plots is not None else ()
+    room = max(0, int((height - bottom - margin) // (h + GAP * scale)))
+    for index in reversed(range(min(room, len(shown)))):  # (the first channel on top)
+        frame = (left, bottom, w, h)
+        rect = (left + LEFT * scale, bottom + BOTTOM * scale, w - (LEFT + RIGHT) * scale,
+                h - (BOTTOM + TITLE) * scale)
+        figures.append((frame, plots.figure(str(shown[index].spec), shot.plots, index, rect)))
+        bottom += h + GAP * scale
+    return Layout(tuple(reversed(figures)), max(0, len(shown) - room), profiler)
+
+
+# ------------------------------------------------------------------ drawing
+
+
+def _shader(*names):
+    for name in names:  # built-in shader names differ across Blender versions
+        try:
+            return gpu.shader.from_builtin(name)
+        except (ValueError, SystemError):
+            continue
+    return None
+
+
+def _text_size(size: float) -> None:
+    if bpy.app.version >= (4, 0, 0):
+        blf.size(0, size)
+    else:
+        blf.size(0, size, 72)
+
+
+def _text(text: str, x: float, y: float, rgba, align: str = "LEFT") -> None:
+    if align != "LEFT":
+        width = blf.dimensions(0, text)[0]
+        x -= width if align == "RIGHT" else width / 2
+    blf.color(0, *rgba)
+    blf.position(0, x, y, 0)
+    blf.draw(0, text)
+
+
+class _Painter:
+    """Flat rectangles and lines (wide where Blender has its polyline shader)."""
+
+    def __init__(self, region):
+        self.flat = _shader("UNIFORM_COLOR", "2D_UNIFORM_COLOR")
+        self.line = _shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
+        self.wide = self.line is not None
+        if not self.wide:
+            self.line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+        self.size = (region.width, region.height)
+
+    def rect(self, rect, rgba) -> None:
+        x, y, w, h = rect
+        corners = ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
+        self.flat.bind()
+        self.flat.uniform_float("color", rgba)
+        batch_for_shader(self.flat, "TRIS", {"pos": corners}, indices=((0, 1, 2), (0, 2, 3))).draw(self.flat)
+
+    def segments(self, points, rgba, width: float = 1.0) -> None:
+        """Line segments: pairs of 2D points."""
+        if not len(points):
+            return
+        self.line.bind()
+        if self.wide:
+            self.line.uniform_float("viewportSize", self.size)
+            self.line.uniform_float("lineWidth", width)
+        else:
+            gpu.state.line_width_set(width)
+        self.line.uniform_float("color", rgba)
+        batch_for_shader(self.line, "LINES", {"pos": [(x, y, 0.0) for x, y in points]}).draw(self.line)
+
+
+def _strip(line) -> list:
+    """A polyline (n, 2) as segments."""
+    points = [tuple(p) for p in line.tolist()]
+    return [p for pair in zip(points[:-1], points[1:], strict=True) for p in pair]
+
+
+def _draw_figure(paint: _Painter, frame, fig: plots.Figure, scale: float) -> None:
+    x, y, w, h = fig.rect
+    paint.rect(frame, BACKGROUND)
+    paint.segments([p for v, _ in fig.yticks for p in ((x, v), (x + w, v))], GRID)
+    paint.segments([(x, y), (x + w, y), (x, y), (x, y + h)], AXES)
+    for component, line in enumerate(fig.lines):
+        paint.segments(_strip(line), color(component), LINE_WIDTH * scale)
+    _text_size(TEXT_SIZE * scale)
+    top = frame[1] + frame[3] - 13 * scale
+    _text(fig.title, frame[0] + 6 * scale, top, TEXT)
+    right = frame[0] + frame[2] - 6 * scale
+    for component in reversed(range(len(fig.labels))):  # the legend, right-aligned
+        _text(fig.labels[component], right, top, color(component), "RIGHT")
+        right -= blf.dimensions(0, fig.labels[component])[0] + 6 * scale
+    if fig.error:
+        _text(fig.error[:80], x + 4 * scale, y + h / 2, ERROR)
+    for value, label in fig.yticks:
+        _text(label, x - 4 * scale, value - 4 * scale, TEXT, "RIGHT")
+    for at, label in fig.xticks:
+        _text(label, at, frame[1] + 3 * scale, TEXT, "CENTER")
+
+
+def insets(area, region) -> tuple[float, float]:
+    """(left, right) pixels of `region` the toolbar and the sidebar cover (with region
+    overlap they draw over the 3D view's own region)."""
+    left = right = 0.0
+    if not bpy.context.preferences.system.use_region_overlap:
+        return left, right
+    for other in area.regions:
+        if other.width <= 1 or other.height <= 1:
+            continue
+        if other.type == "UI" and other.x > region.x:
+            right = max(right, region.x + region.width - other.x)
+        elif other.type == "TOOLS" and other.x <= region.x:
+            left = max(left, other.x + other.width - region.x)
+    return left, right
+
+
+def draw() -> None:
+    context = bpy.context
+    scene, region, area = context.scene, context.region, context.area
+    if scene is None or region is None or area is None:
+        return
+    running = scene_session.running(scene)
+    if running is None:
+        return
+    start = time.perf_counter()
+    ask(scene, running)
+    scale = context.preferences.system.ui_scale
+    placed = layout(scene, region.width, region.height, scale, insets(area, region))
+    if placed is None:
+        return
+    gpu.state.blend_set("ALPHA")
+    paint = _Painter(region)
+    for frame, fig in placed.figures:
+        _draw_figure(paint, frame, fig, scale)
+    _text_size(TEXT_SIZE * scale)
+    if placed.left_out and placed.figures:
+        frame = placed.figures[0][0]
+        _text(f"{placed.left_out} more plot{'s' * (placed.left_out > 1)}: a taller view shows them",
+              frame[0], frame[1] + frame[3] + 4 * scale, TEXT)
+    if placed.profiler is not None:
+        text, x, y, align = placed.profiler
+        width = blf.dimensions(0, text)[0]
+        x = x if align == "LEFT" else x - width
+        paint.rect((x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale), BACKGROUND)
+        _text(text, x, y, TEXT)
+    gpu.state.line_width_set(1.0)
+    gpu.state.blend_set("NONE")
+    profile.drew(scene, time.perf_counter() - start)
+
+
+def register():
+    _handles.append(bpy.types.SpaceView3D.draw_handler_add(draw, (), "WINDOW", "POST_PIXEL"))
+
+
+def unregister():
+    while _handles:
+        bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")
