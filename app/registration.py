@@ -8,8 +8,10 @@ import bpy
 
 from ..authoring import default_classes, display, validation
 from ..components import properties
-from ..live import bridge_host, overlay_settings, randomization_preview, simulation_settings
-from ..operators import (author, bridge as bridge_operators, io, model_tools, overlays as overlay_operators,
+from ..live import (bridge_host, groups as live_groups, overlay_settings, randomization_preview,
+                    simulation_settings)
+from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
+                         overlays as overlay_operators,
                          perturb, randomization as randomization_operators,
                          randomization_preview as preview_operators, simulate, timeline as timeline_operators)
 from ..operators import plots as plot_operators
@@ -37,13 +39,14 @@ class _Classes:
 
 OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
-             + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES)
+             + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
+             + group_operators.CLASSES)
 # (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
 MODULES = (properties, simulation_settings, overlay_settings, plot_settings, randomization_preview,
            bridge_host, timeline, _Classes(plot_operators.CLASSES), plot_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
            add_menu, handlers, keymaps, overlay_draw, overlay_popover, display, default_classes, validation,
-           serve, batch_export)
+           serve, batch_export, live_groups)
 
 
 def register():

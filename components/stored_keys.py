@@ -44,3 +44,4 @@ TEXTURE_ALPHA = "mjblend_texture_alpha"  # material: a texture brings alpha
 NODE_GROUP_VERSION = "version"  # node group (the cube-map lookup): which build of it
 BAKE = "mjblend_bake"  # action (timeline bake): {scene, object, what it replaced, the authored pose}
 RECORDING = "mjblend_recording"  # action (a bake's recording): times, full states, sensors per frame
+GROUPS_APPLIED = "mjblend_groups_applied"  # scene: {kind: the group switches its objects last followed}

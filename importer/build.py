@@ -17,6 +17,7 @@ is removed again if any step fails (see `transaction`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_
 from ..engine import frames
 from . import defaults, framing, mujoco_load, names
 from ..geometry import mujoco_meshes, materials
-from ..scene import preferences
+from ..scene import groups, preferences
 from ..scene.errors import MJBlendError
 
 # Non-spatial kinds: spec list, child collection
@@ -56,7 +57,8 @@ LIGHT_TYPES = {"SPOT": "SPOT", "DIRECTIONAL": "SUN", "POINT": "POINT", "IMAGE": 
 MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF),
                      int(mujoco.mjtGeom.mjGEOM_HFIELD))
 HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
-HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default
+HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default (the scene's
+# switches say which it shows now: scene/groups.py; the import hides what they hide)
 CAMERA_DISPLAY_MIN, CAMERA_DISPLAY_MAX = 0.01, 1000.0  # Camera.display_size's range in Blender
 DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
@@ -355,6 +357,8 @@ class Builder:
             obj = self._spatial(joint, "joint", None, self._parent_of(joint, body_obj))
             obj.empty_display_type = JOINT_DISPLAY.get(mujoco.mjtJoint(joint.type).name[8:], "PLAIN_AXES")
             obj.empty_display_size = 0.05 * self.scale
+            if self._hidden("joint", joint.group):
+                hide(obj)
         for geom in body.geoms:
             obj = self._spatial(geom, "geom", self._geom_data(geom), self._parent_of(geom, body_obj))
             self._geom_look(geom, obj)
@@ -364,7 +368,7 @@ class Builder:
             obj = self._spatial(site, "site", data, self._parent_of(site, body_obj))
             set_material(obj, self.looks.site_material(gid))
             obj.display_type = "SOLID"
-            if int(site.group) in HIDDEN_GROUPS:
+            if self._hidden("site", site.group):
                 hide(obj)
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
@@ -434,15 +438,23 @@ class Builder:
             return self.by_id[("hfield", dataid)]
         return self.primitives.get(gtype, self.model.geom_size[gid])
 
+    @functools.cached_property
+    def _switches(self) -> dict:
+        """The scene's group switches (scene/groups.py), read once."""
+        return {kind: groups.switches(self.scene, kind) for kind in ("geom", "site", "joint")}
+
+    def _hidden(self, kind, group) -> bool:
+        return not self._switches[kind][groups.clamp(group)]
+
     def _geom_look(self, geom, obj):
         gid = geom.id
         set_material(obj, self.looks.geom_material(gid))
         group = int(self.model.geom_group[gid])
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
-        if group in HIDDEN_GROUPS:
+        if self._hidden("geom", group):
             hide(obj)
-            if collides:
-                obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
+        if group in HIDDEN_GROUPS and collides:
+            obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
     # ------------------------------------------------------ cameras, lights
 
@@ -667,7 +679,7 @@ def camera_display_size(model) -> float:
 
 
 def hide(obj) -> None:
-    """Hidden as MuJoCo's viewer hides groups 3-5: in the viewport and in renders."""
+    """Hidden as MuJoCo's viewer hides a group switched off: in the viewport and in renders."""
     obj.hide_set(True)
     obj.hide_render = True
 

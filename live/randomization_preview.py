@@ -147,10 +147,8 @@ class RandomizationPreview:
         self.actuator_objects = actuators  # actuator id -> its object
         self.actuator_of = {obj.as_pointer(): i for i, obj in actuators.items()}
         self.body_ids = np.array([body for _obj, body in bodies], dtype=int)
-        pointers = {obj.as_pointer() for obj, _body in bodies}
-        groups = scene_session.moving_groups(bodies, pointers, self.scene.objects)
-        self.drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in groups]
-        self.also_hidden = [o for group in groups for o in group if o.type not in GEOMETRY_TYPES]
+        self._bodies = bodies
+        self.regroup()
         self.authored_pos = data.xpos[self.body_ids].copy()
         self.authored_conj = frames.conjugate(data.xquat[self.body_ids].copy())
         # MuJoCo's world in Blender's: the root's frame for one model, the identity for
@@ -162,6 +160,16 @@ class RandomizationPreview:
             world = Matrix.Identity(4)
         loc, rot, _scale = world.decompose()
         self.world_quat, self.world_pos = np.array(rot), np.array(loc)
+
+    def regroup(self) -> None:
+        """The objects drawn for each body, as they are shown now (at the start, and
+        after a group switch showed or hid some: sync/groups.py; drawn by the next
+        instancer, `resume`)."""
+        bodies = self._bodies
+        groups = scene_session.moving_groups(bodies, {obj.as_pointer() for obj, _body in bodies},
+                                             self.scene.objects)
+        self.drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in groups]
+        self.also_hidden = [o for group in groups for o in group if o.type not in GEOMETRY_TYPES]
 
     # ------------------------------------------------------------ drawing
 

@@ -291,16 +291,24 @@ class LiveSimulation:
         self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
                          for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
         self._authored_poses(data)
+        self._roots = roots
+        self.regroup()
+        self._sent_mocap = None
+        self._hold()
+        return ids
+
+    def regroup(self) -> None:
+        """The objects that move with each driven body, as they are shown now (at a
+        binding, and after a group switch showed or hid some: sync/groups.py; the
+        Fast display's next instancer draws these)."""
+        driven = self.driven
         self.groups = moving_groups(driven, {o.as_pointer() for o, _b in driven}, self.scene.objects)
         self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
         # every object the binding reads or writes, with its name (a deleted object can no
         # longer say it)
-        touched = {**{root.as_pointer(): root for root in roots}, **objects,
+        touched = {**{root.as_pointer(): root for root in self._roots}, **self.objects,
                    **{o.as_pointer(): o for group in self.groups for o in group}}
         self._touched = [(obj, obj.name) for obj in touched.values()]
-        self._sent_mocap = None
-        self._hold()
-        return ids
 
     def _authored_poses(self, data) -> None:
         """Every body's pose as authored (MuJoCo's kinematics at qpos0, of the compile's

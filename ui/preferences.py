@@ -83,7 +83,7 @@ class MJBLEND_AP_preferences(bpy.types.AddonPreferences):
         col = layout.column(heading="Import")
         col.prop(self, "load_memory_gigabytes")
         col.prop(self, "load_seconds")
-        layout.label(text="Viewport keys (only while a simulation runs):")
+        layout.label(text="Viewport keys:")
         keymaps.draw(layout, context)
 
 

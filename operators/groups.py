@@ -1,0 +1,52 @@
+"""Showing and hiding MuJoCo's element groups from the keyboard, as in MuJoCo's own
+viewer (the keys: ui/keymaps.py; the switches: live/overlay_settings.py; what a
+switch shows and hides: sync/groups.py)."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, IntProperty
+
+from ..live import overlay_settings as settings
+
+KINDS = [(kind, f"{kind.title()}s", f"The {kind} groups") for kind in settings.GROUP_KINDS]
+
+
+def has_model(scene) -> bool:
+    return scene is not None and any(obj.mujoco.kind == "MODEL" for obj in scene.objects)
+
+
+class MUJOCO_OT_toggle_group(bpy.types.Operator):
+    """Show or hide the elements of one MuJoCo group (geoms and sites: their objects, in the
+    viewport and in renders; joints: their objects and joint overlays; tendons and
+    actuators: their overlays)"""
+
+    bl_idname = "mujoco.toggle_group"
+    bl_label = "Toggle MuJoCo Group"
+    bl_options = {"REGISTER", "UNDO"}
+
+    kind: EnumProperty(name="Kind", items=KINDS, default="geom")
+    group: IntProperty(name="Group", min=0, max=settings.NGROUP - 1, default=0)
+
+    @classmethod
+    def poll(cls, context):
+        # Over a 3D view of a scene with a MuJoCo model only: anywhere else a number key
+        # stays Blender's (the keymap item passes the key on when this fails)
+        area = context.area
+        if area is None or area.type != "VIEW_3D":
+            cls.poll_message_set("Only over a 3D viewport")
+            return False
+        if not has_model(context.scene):
+            cls.poll_message_set("The scene has no MuJoCo model")
+            return False
+        return True
+
+    def execute(self, context):
+        switches = getattr(settings.get(context.scene), f"{self.kind}_groups")
+        switches[self.group] = not switches[self.group]  # (its update shows or hides the objects)
+        shown = "shown" if switches[self.group] else "hidden"
+        self.report({"INFO"}, f"MuJoCo {self.kind} group {self.group}: {shown}")
+        return {"FINISHED"}
+
+
+CLASSES = (MUJOCO_OT_toggle_group,)

@@ -1,0 +1,108 @@
+"""Show and hide the objects of MuJoCo's element groups as the scene's switches say
+(`scene.mujoco_overlays.geom_groups`, `site_groups`, `joint_groups`), as MuJoCo's
+viewer shows and hides geom and site groups 0-5.
+
+An object of a group switched off is hidden in the viewport (`hide_set`, in each of
+the scene's view layers: not drawn, not picked) and in renders (`hide_render`);
+switched on, it shows in both. Joint objects are empties: hidden in the viewport
+too. Tendon and actuator groups have no objects to hide: the overlays read their
+switches when they draw.
+
+Only the groups whose switch changed are touched: an object the user shows or
+hides by hand (H, Alt+H, the Outliner) keeps that until its own group's switch is
+next turned. What the switches last did is kept on the scene (GROUPS_APPLIED,
+saved and undone with it); a scene without it has MuJoCo's defaults applied,
+which is what an import does (importer/build.py hides what the switches hide).
+
+Objects drawn through an instancer (a simulation's Fast display, the
+randomization preview) are hidden behind it: the live stage registers in `AROUND`
+a context manager that takes its instancer away while the objects change and
+makes a new one for the objects shown after (live/groups.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import bpy
+
+from ..components.stored_keys import GROUPS_APPLIED
+from ..scan.scene_scan import model_of
+from ..scene import groups
+
+OBJECT_KINDS = ("geom", "site", "joint")  # kinds whose groups show or hide objects
+AROUND: list = []  # context managers made with the scene, entered around a change of visibility
+
+
+def apply(scene, kind: str) -> int:
+    """Show or hide the `kind` objects of every group whose switch changed since
+    the last call; returns how many objects it changed. (The update of the
+    switches calls this; so does the group toggle operator.)"""
+    if kind not in OBJECT_KINDS:
+        _redraw_views()  # (tendon and actuator groups: what the overlays draw)
+        return 0
+    now = groups.switches(scene, kind)
+    before = _applied(scene, kind)
+    changed = {g for g in range(groups.NGROUP) if now[g] != before[g]}
+    _remember(scene, kind, now)
+    if not changed:
+        return 0
+    targets = [(obj, not now[group]) for obj, group in members(scene, kind) if group in changed]
+    with contextlib.ExitStack() as around:
+        if targets:
+            for hook in list(AROUND):
+                around.enter_context(hook(scene))
+        for obj, hidden in targets:
+            set_hidden(obj, hidden, scene)
+    _redraw_views()
+    return len(targets)
+
+
+def members(scene, kind: str) -> list[tuple[bpy.types.Object, int]]:
+    """(object, switch it follows: its MuJoCo group clamped into 0-5) of every `kind`
+    element of the scene's models."""
+    wanted = kind.upper()
+    classes: dict = {}  # model root's pointer -> its classes by name
+    found = []
+    for obj in scene.objects:
+        if obj.mujoco.kind != wanted:
+            continue
+        root = model_of(obj)
+        if root is None:
+            continue
+        pointer = root.as_pointer()
+        if pointer not in classes:
+            classes[pointer] = groups.root_classes(root)
+        found.append((obj, groups.clamp(groups.element_group(obj, classes[pointer]))))
+    return found
+
+
+def set_hidden(obj, hidden: bool, scene) -> None:
+    """Hidden (or shown) in the viewport of each of the scene's view layers and in renders."""
+    for layer in scene.view_layers:
+        if obj.name in layer.objects:
+            obj.hide_set(hidden, view_layer=layer)
+    obj.hide_render = hidden
+
+
+def _applied(scene, kind: str) -> tuple[bool, ...]:
+    kept = scene.get(GROUPS_APPLIED, {}).get(kind)
+    if kept is None or len(kept) != groups.NGROUP:
+        return groups.DEFAULT_SHOWN
+    return tuple(bool(on) for on in kept)
+
+
+def _remember(scene, kind: str, now) -> None:
+    kept = scene.get(GROUPS_APPLIED)
+    if kept is None:
+        scene[GROUPS_APPLIED] = {}
+        kept = scene[GROUPS_APPLIED]
+    kept[kind] = [int(on) for on in now]
+
+
+def _redraw_views() -> None:
+    manager = bpy.context.window_manager
+    for window in manager.windows if manager is not None else ():
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
