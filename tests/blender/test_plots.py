@@ -5,6 +5,7 @@ against MuJoCo stepped alike; the lines the draw callback would draw (computed
 as it computes them, without a GPU) against that buffer."""
 
 import os
+import time
 
 import bpy
 import mujoco
@@ -142,6 +143,10 @@ def test_the_drawn_plots_are_the_simulated_history(drone):
             assert np.allclose(line[:, 1], y + (series.values[:, component] - low) / (high - low) * h)
         assert fig.yticks and all(y - 1e-6 <= at <= y + h + 1e-6 for at, _label in fig.yticks)
         assert fig.xticks and all(x - 1e-6 <= at <= x + w + 1e-6 for at, _label in fig.xticks)
+        for line in fig.lines:  # what the GPU gets: consecutive points as segments
+            drawn = draw.segments(line)
+            assert np.allclose(drawn[0::2, :2], line[:-1], atol=1e-3)
+            assert np.allclose(drawn[1::2, :2], line[1:], atol=1e-3)
     text, _x, _y, align = placed.profiler
     assert "ms per frame" in text and align == "RIGHT"
 
@@ -180,3 +185,30 @@ def test_the_profiler_adds_up_every_snapshots_stepping(drone):
 
 def test_nothing_is_drawn_without_a_simulation(clean_scene):
     assert draw.layout(clean_scene, 1400, 900) is None
+
+
+@needs_corpus
+def test_laying_out_a_few_plots_costs_little(drone):
+    """Four channels over a 5 s window at the playing rate (a state every 1/120 s):
+    the draw callback's geometry, per frame (its GPU calls come on top: the GUI test)."""
+    for kind, element in (("SENSOR", "body_gyro"), ("SENSOR", "body_linacc"), ("QVEL", "#0"),
+                          ("ACTUATOR_FORCE", "thrust1")):
+        add(kind=kind, element=element)
+    running = scene_session.ensure(drone)
+    draw.ask(drone, running)
+    for _ in range(700):
+        running.send(commands.Step(1))  # (a 10 ms step: the drone's timestep)
+    for _ in range(3):
+        running.latest  # noqa: B018 (publishes)
+    drone.mujoco_plots.seconds = 5.0
+    draw.ask(drone, running)
+    assert len(running.latest.plots.times) == 501
+    start = time.perf_counter()
+    for _ in range(50):
+        placed = draw.layout(drone, 1400, 900)
+        for _frame, fig in placed.figures:
+            for line in fig.lines:
+                draw.segments(line)
+    per_frame = (time.perf_counter() - start) / 50
+    print(f"plot layout and segments, 4 channels x 501 states: {per_frame * 1e3:.3f} ms per frame")
+    assert per_frame < 2e-3

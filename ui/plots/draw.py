@@ -16,18 +16,19 @@ from dataclasses import dataclass
 import blf
 import bpy
 import gpu
+import numpy as np
 from gpu_extras.batch import batch_for_shader
 
 from ...engine import commands, plots
 from ...live import profile, scene_session
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
-TITLE, BOTTOM, LEFT, RIGHT = 18, 16, 46, 8  # room around a figure's plotting area
+TITLE, BOTTOM, LEFT, RIGHT = 22, 16, 46, 8  # room around a figure's plotting area
 TEXT_SIZE, LINE_WIDTH = 11, 2.0
 PROFILER_HEIGHT = 18
 PALETTE = ((1.0, 0.35, 0.75, 1.0), (1.0, 0.85, 0.2, 1.0), (0.3, 0.9, 1.0, 1.0), (0.55, 1.0, 0.35, 1.0),
            (1.0, 0.55, 0.25, 1.0), (0.7, 0.55, 1.0, 1.0), (0.95, 0.95, 0.95, 1.0))
-BACKGROUND = (0.0, 0.0, 0.0, 0.6)
+BACKGROUND = (0.05, 0.05, 0.05, 0.8)
 AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
 TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
 _handles: list = []
@@ -133,17 +134,21 @@ class _Painter:
             self.line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
         self.size = (region.width, region.height)
 
-    def rect(self, rect, rgba) -> None:
-        x, y, w, h = rect
-        corners = ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
+    def rects(self, rects, rgba) -> None:
+        """Filled rectangles (x, y, width, height), in one batch."""
+        corners = [c for x, y, w, h in rects for c in ((x, y), (x + w, y), (x + w, y + h), (x, y + h))]
+        starts = range(0, len(corners), 4)
+        indices = [(i, i + 1, i + 2) for i in starts] + [(i, i + 2, i + 3) for i in starts]
         self.flat.bind()
         self.flat.uniform_float("color", rgba)
-        batch_for_shader(self.flat, "TRIS", {"pos": corners}, indices=((0, 1, 2), (0, 2, 3))).draw(self.flat)
+        batch_for_shader(self.flat, "TRIS", {"pos": corners}, indices=indices).draw(self.flat)
 
     def segments(self, points, rgba, width: float = 1.0) -> None:
-        """Line segments: pairs of 2D points."""
+        """Line segments: pairs of points, (2k, 3) float32 (z 0) or a list of 2D points."""
         if not len(points):
             return
+        if not isinstance(points, np.ndarray):
+            points = np.array([(x, y, 0.0) for x, y in points], dtype="f4")
         self.line.bind()
         if self.wide:
             self.line.uniform_float("viewportSize", self.size)
@@ -151,23 +156,39 @@ class _Painter:
         else:
             gpu.state.line_width_set(width)
         self.line.uniform_float("color", rgba)
-        batch_for_shader(self.line, "LINES", {"pos": [(x, y, 0.0) for x, y in points]}).draw(self.line)
+        batch_for_shader(self.line, "LINES", {"pos": points}).draw(self.line)
 
 
-def _strip(line) -> list:
-    """A polyline (n, 2) as segments."""
-    points = [tuple(p) for p in line.tolist()]
-    return [p for pair in zip(points[:-1], points[1:], strict=True) for p in pair]
+def segments(line: np.ndarray) -> np.ndarray:
+    """A polyline (n, 2) as line segments: (2 (n - 1), 3) float32 points, z 0."""
+    out = np.zeros((2 * max(len(line) - 1, 0), 3), dtype="f4")
+    out[0::2, :2] = line[:-1]
+    out[1::2, :2] = line[1:]
+    return out
 
 
-def _draw_figure(paint: _Painter, frame, fig: plots.Figure, scale: float) -> None:
-    x, y, w, h = fig.rect
-    paint.rect(frame, BACKGROUND)
-    paint.segments([p for v, _ in fig.yticks for p in ((x, v), (x + w, v))], GRID)
-    paint.segments([(x, y), (x + w, y), (x, y), (x, y + h)], AXES)
-    for component, line in enumerate(fig.lines):
-        paint.segments(_strip(line), color(component), LINE_WIDTH * scale)
+def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
+    """The figures' backgrounds, grids, axes and lines, one batch for each colour (a
+    GPU draw call costs more than its points), then each figure's text."""
+    paint.rects([frame for frame, _fig in placed], BACKGROUND)
+    grid, axes, lines = [], [], {}
+    for _frame, fig in placed:
+        x, y, w, h = fig.rect
+        grid += [p for v, _ in fig.yticks for p in ((x, v), (x + w, v))]
+        axes += [(x, y), (x + w, y), (x, y), (x, y + h)]
+        for component, line in enumerate(fig.lines):
+            lines.setdefault(component, []).append(segments(line))
+    paint.segments(grid, GRID)
+    paint.segments(axes, AXES)
+    for component, pieces in lines.items():
+        paint.segments(np.concatenate(pieces), color(component), LINE_WIDTH * scale)
     _text_size(TEXT_SIZE * scale)
+    for frame, fig in placed:
+        _figure_text(frame, fig, scale)
+
+
+def _figure_text(frame, fig: plots.Figure, scale: float) -> None:
+    x, y, w, h = fig.rect
     top = frame[1] + frame[3] - 13 * scale
     _text(fig.title, frame[0] + 6 * scale, top, TEXT)
     right = frame[0] + frame[2] - 6 * scale
@@ -214,8 +235,8 @@ def draw() -> None:
         return
     gpu.state.blend_set("ALPHA")
     paint = _Painter(region)
-    for frame, fig in placed.figures:
-        _draw_figure(paint, frame, fig, scale)
+    if placed.figures:
+        _draw_figures(paint, placed.figures, scale)
     _text_size(TEXT_SIZE * scale)
     if placed.left_out and placed.figures:
         frame = placed.figures[0][0]
@@ -225,7 +246,7 @@ def draw() -> None:
         text, x, y, align = placed.profiler
         width = blf.dimensions(0, text)[0]
         x = x if align == "LEFT" else x - width
-        paint.rect((x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale), BACKGROUND)
+        paint.rects([(x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale)], BACKGROUND)
         _text(text, x, y, TEXT)
     gpu.state.line_width_set(1.0)
     gpu.state.blend_set("NONE")
