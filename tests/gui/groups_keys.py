@@ -10,6 +10,9 @@ in Object Mode:
   3 again hides it, Shift+5 shows site group 5, 1 switches geom group 1 and leaves
   the collections alone;
 - Shift+Alt+C, Ctrl+Shift+Alt+E, Shift+Alt+L and Shift+Alt+I switch overlays;
+- while the simulation plays in the Fast display (Blender 3.4 hides its sources per
+  view layer), 3 adds the group's geom to what the instancer draws and 3 again takes
+  it out; stopped, the objects are as the switches say;
 - the add-on preferences' key listing (ui/keymaps.draw) draws every item.
 
 What it saw goes to MJBLEND_RESULT.
@@ -25,7 +28,7 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_mouse import blender_window, region_xy  # noqa: E402
-from gui_script import ADDON, cheap_viewport, report, run_steps, view3d  # noqa: E402
+from gui_script import ADDON, cheap_viewport, play_invoke, report, run_steps, view3d  # noqa: E402
 
 MODEL = """<mujoco>
   <default><default class="collision"><geom group="3" rgba="1 0 0 1"/></default></default>
@@ -126,7 +129,26 @@ def steps():
         overlays.append([key, switches.contact_points, switches.equality, switches.labels,
                          scene.mujoco_simulation.show_inertia])
 
-    # 3. the key listing
+    # 3. while it plays in the Fast display
+    scene.mujoco_simulation.display = "FAST"
+    running = play_invoke()
+    yield 1.5
+    fast = report["fast"] = []
+    for key in ("3", "3"):
+        press(key)
+        yield 1.5
+        instancer = running.display.instancer
+        fast.append([key, running.display.fast_now, running.latest.time,
+                     sorted(o.name for o in instancer.sources) if instancer else None,
+                     bpy.context.scene.objects["hull"].visible_get()])
+    press("3")
+    yield 1.0
+    bpy.ops.mujoco.stop()
+    yield 0.5
+    report["stopped"] = {name: hidden(name) for name in ("visual", "hull", "mark")}
+    report["left"] = [o.name for o in bpy.data.objects if o.name.endswith("(fast display)")]
+
+    # 4. the key listing
     header = record_listing()
     area.tag_redraw()
     yield 1.5

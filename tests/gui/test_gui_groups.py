@@ -44,6 +44,18 @@ def test_number_keys_show_and_hide_groups_with_a_model(pressed):
 
 
 @pytest.mark.gui
+def test_number_keys_while_the_fast_display_plays(pressed):
+    _proc, report, _folder = pressed
+    (key, fast, time, drawn, visible), (key2, fast2, time2, drawn2, visible2) = report["fast"]
+    assert fast and fast2 and 0 < time < time2  # playing all along
+    # (geom group 0 was switched off above, site group 5 on)
+    assert drawn == ["hull", "mark"] and not visible  # drawn by the instancer, its object hidden behind it
+    assert drawn2 == ["mark"]
+    assert report["stopped"] == {"visual": [True, True], "hull": [False, False], "mark": [False, False]}
+    assert report["left"] == []
+
+
+@pytest.mark.gui
 def test_overlay_keys_switch_their_overlays(pressed):
     _proc, report, _folder = pressed
     assert report["overlays"] == [["shift+alt+c", True, False, "NONE", False],
