@@ -1,11 +1,12 @@
 """The switches of the viewport's MuJoCo overlays and of MuJoCo's element groups,
 kept per scene (saved in the .blend, like MuJoCo's `mjvOption`).
 
-Overlays draw from the running simulation's snapshot, or from the last checked
-model at its authored pose when nothing runs. Groups 0-5 of geoms and sites
-show or hide their objects (in the viewport and in renders, sync/groups.py);
-those of joints, tendons and actuators choose which of them the overlays draw.
-MuJoCo's default shows groups 0, 1 and 2.
+Overlays draw from the running simulation's snapshot (playing or paused); with
+no simulation only the inertia boxes draw, from the last checked model. Groups
+0-5 of geoms and sites show or hide their objects (in the viewport and in
+renders, sync/groups.py), joint groups their joint objects; joint, tendon and
+actuator groups choose what the overlays draw. MuJoCo's default shows groups
+0, 1 and 2 (scene/groups.py).
 """
 
 from __future__ import annotations
@@ -13,14 +14,12 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, BoolVectorProperty, EnumProperty, PointerProperty
 
-NGROUP = 6  # MuJoCo's mjNGROUP
-DEFAULT_GROUPS = (True, True, True, False, False, False)
-GROUP_KINDS = ("geom", "site", "joint", "tendon", "actuator")
+from ..scene.groups import DEFAULT_SHOWN, KINDS as GROUP_KINDS, NGROUP
 
 # (property, label, description): every overlay switch, in the popover's order
 OVERLAYS = (
-    ("contact_points", "Contact Points", "A dot at every active contact (grey: outside the solver's "
-     "constraints, within its margin)"),
+    ("contact_points", "Contact Points", "A dot at every active contact (light blue: within the margin, "
+     "left out of the solver's constraints)"),
     ("contact_forces", "Contact Forces", "An arrow for each contact's force (mj_contactForce), as long as "
      "MuJoCo's visual/map force / stat.meanmass makes it, pointing into the body of higher id"),
     ("contact_frames", "Contact Frames", "Each contact's frame: normal (red) and tangents (green, blue)"),
@@ -54,7 +53,7 @@ def _groups_changed(kind: str):
 def _group_property(kind: str, objects: bool) -> BoolVectorProperty:
     shown = (f"Show the {kind}s of each group 0-5 (their objects, in the viewport and in renders)"
              if objects else f"Draw the {kind}s of each group 0-5 in the overlays")
-    return BoolVectorProperty(name=f"{kind.title()} Groups", size=NGROUP, default=DEFAULT_GROUPS,
+    return BoolVectorProperty(name=f"{kind.title()} Groups", size=NGROUP, default=DEFAULT_SHOWN,
                               description=shown, update=_groups_changed(kind))
 
 

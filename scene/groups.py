@@ -3,7 +3,7 @@ element object is in.
 
 MuJoCo's viewer shows or hides whole groups of geoms, sites, joints, tendons and
 actuators (`mjvOption.geomgroup`, ...; groups 0, 1 and 2 shown by default). A
-scene keeps its switches in `scene.mujoco_overlays` (ui/overlays/settings.py);
+scene keeps its switches in `scene.mujoco_overlays` (live/overlay_settings.py);
 sync/groups.py shows and hides the objects, the importer asks the same question
 of each new element, the overlays of each joint, tendon and actuator.
 """
