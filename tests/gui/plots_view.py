@@ -4,14 +4,15 @@ Plots and the profiler line: dm_control's CMU humanoid falling over, two sensor
 plots (its root's velocimeter and gyro) added with `mujoco.plot_add` and the
 profiler line on,
 played with `mujoco.play` INVOKE'd in the 3D view (the modal operator on a
-real window timer, the runner on its physics thread). A screenshot of the 3D
-view goes to MJBLEND_SCREENSHOT; where the figures are (screenshot pixels),
-the line colours, the profiler's figures and what the draw callback cost go to
-MJBLEND_RESULT.
+real window timer, the runner on its physics thread), the sidebar's MuJoCo tab
+open on the Plots panel. A screenshot of the 3D view goes to MJBLEND_SCREENSHOT;
+where the figures are (screenshot pixels), the line colours, the profiler's
+figures and what the draw callback cost go to MJBLEND_RESULT.
 """
 
 import importlib
 import os
+import subprocess
 import sys
 import time
 
@@ -19,8 +20,8 @@ import bpy
 from mathutils import Euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, cheap_viewport, physics_parked, play_invoke, report,  # noqa: E402
-                        run_steps, screenshot_view, view3d)
+from gui_script import (ADDON, SCREENSHOT, cheap_viewport, physics_parked, play_invoke, record_draws,  # noqa: E402
+                        report, run_steps, screenshot_view, view3d)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
@@ -28,7 +29,40 @@ HUMANOID = os.path.join(CORPUS, "pip", "dm_control", "suite", "humanoid_CMU.xml"
 SENSORS = ("sensor_root_veloc", "sensor_root_gyro")
 
 
+def show_plots_panel(sidebar, plots_panel):
+    """The sidebar's Plots panel open, the tab's other panels closed on first draw (a
+    class registered again starts as it says; all of them, in their order, so the
+    order stays); its draws recorded."""
+    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
+    for cls in reversed(panels):
+        bpy.utils.unregister_class(cls)
+    for cls in panels:
+        if cls is plots_panel.MJBLEND_PT_plots:
+            cls.bl_options = set()
+            record_draws(cls)
+        elif not getattr(cls, "bl_parent_id", ""):
+            cls.bl_options = {"DEFAULT_CLOSED"}
+        bpy.utils.register_class(cls)
+
+
+def open_mujoco_tab(window, area):
+    """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
+    from Python: click down the tab strip until the Plots panel draws."""
+    ui = next(r for r in area.regions if r.type == "UI")
+    top = window.height - (ui.y + ui.height)  # X11 y grows downwards
+    for offset in range(30, min(ui.height, 600), 25):
+        if "MJBLEND_PT_plots" in report["drawn"]:
+            break
+        x, y = ui.x + ui.width - 10, top + offset
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        yield 0.3
+    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
+                    str(window.height - (area.y + area.height // 2))], check=True)
+
+
 def steps():
+    show_plots_panel(importlib.import_module(ADDON + ".ui.sidebar"),
+                     importlib.import_module(ADDON + ".ui.plots.panel"))
     build = importlib.import_module(ADDON + ".importer.build")
     plot_draw = importlib.import_module(ADDON + ".ui.plots.draw")
     profile = importlib.import_module(ADDON + ".live.profile")
@@ -51,7 +85,9 @@ def steps():
     settings = scene.mujoco_plots
     settings.show_profiler = True
     settings.seconds = 3.0
+    space.show_region_ui = True
     yield 0.5
+    yield from open_mujoco_tab(window, area)
 
     running = play_invoke()
     start = time.perf_counter()
@@ -68,6 +104,7 @@ def steps():
                              for frame, fig in placed.figures]
         report["colors"] = [list(plot_draw.color(i)) for i in range(3)]
         report["area"] = [area.width, area.height]
+        report["sidebar"] = plot_draw.insets(area, region)[1]
         report["time"] = shot.time
         report["playing"] = shot.playing
         report["plotted"] = [str(s.spec) for s in shot.plots.series] if shot.plots is not None else []

@@ -50,6 +50,10 @@ def test_two_sensor_plots_and_the_profiler_draw_while_playing(plotted):
     assert leftover_processes(folder) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert report["added"] == [["FINISHED"], ["FINISHED"]]
+    assert "MJBLEND_PT_plots" in report["drawn"]  # the sidebar's Plots panel drew (without an error)
+    assert report["sidebar"] > 100  # and the plots keep clear of it
+    clear = report["area"][0] - report["sidebar"]
+    assert all(f["frame"][0] + f["frame"][2] <= clear for f in report["figures"])
     assert report["playing"] and report["time"] > 1.0
     assert report["plotted"] == ["Sensor sensor_root_veloc", "Sensor sensor_root_gyro"]
     assert [f["title"] for f in report["figures"]] == report["plotted"]

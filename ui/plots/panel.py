@@ -8,6 +8,9 @@ import bpy
 from ...live import scene_session
 
 
+SHORT = {"SENSOR": "sensor", "QPOS": "qpos", "QVEL": "qvel", "CTRL": "ctrl", "ACTUATOR_FORCE": "force"}
+
+
 class MJBLEND_UL_plot_channels(bpy.types.UIList):
     bl_idname = "MJBLEND_UL_plot_channels"
 
@@ -15,7 +18,9 @@ class MJBLEND_UL_plot_channels(bpy.types.UIList):
         error = _error_of(context.scene, index)
         row = layout.row()
         row.alert = bool(error)
-        row.label(text=str(item.spec()), icon="ERROR" if error else "GRAPH")
+        part = "" if item.component < 0 else f" [{item.component}]"
+        kind = "" if item.kind == "SENSOR" else SHORT[item.kind] + " "  # (a sensor: its name says enough)
+        row.label(text=kind + item.element + part, icon="ERROR" if error else "GRAPH")
 
 
 def _error_of(scene, index: int) -> str:
