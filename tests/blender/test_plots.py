@@ -111,7 +111,8 @@ def test_the_drawn_plots_are_the_simulated_history(drone):
     shot = running.latest
     model = running.model
     rows = expected_history(model, batches, thrust)
-    window = [r for r in rows if r[0] >= rows[-1][0] - 0.3]
+    seconds = settings.seconds  # (0.3 as a float32 property keeps it)
+    window = [r for r in rows if r[0] >= rows[-1][0] - seconds]
     assert 3 < len(window) < len(rows)
     assert shot.plots is not None and shot.plots.request == settings.request()
     assert np.array_equal(shot.plots.times, [r[0] for r in window])
@@ -137,9 +138,9 @@ def test_the_drawn_plots_are_the_simulated_history(drone):
         low, high = fig.yrange
         assert low <= series.values.min() and series.values.max() <= high  # autoscale holds them all
         assert len(fig.lines) == series.values.shape[1]
-        start = shot.plots.times[-1] - 0.3
+        start = shot.plots.times[-1] - seconds
         for component, line in enumerate(fig.lines):
-            assert np.allclose(line[:, 0], x + (shot.plots.times - start) / 0.3 * w)
+            assert np.allclose(line[:, 0], x + (shot.plots.times - start) / seconds * w)
             assert np.allclose(line[:, 1], y + (series.values[:, component] - low) / (high - low) * h)
         assert fig.yticks and all(y - 1e-6 <= at <= y + h + 1e-6 for at, _label in fig.yticks)
         assert fig.xticks and all(x - 1e-6 <= at <= x + w + 1e-6 for at, _label in fig.xticks)
