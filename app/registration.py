@@ -41,11 +41,12 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
              + group_operators.CLASSES)
-# (bridge_host before handlers: unregistered after them, its bridge stops with the simulations)
+# (bridge_host before handlers: unregistered after them, its bridge stops with the simulations;
+# overlay_popover before sidebar: the header's Play / Pause button stays its last item)
 MODULES = (properties, simulation_settings, overlay_settings, plot_settings, randomization_preview,
            bridge_host, timeline, _Classes(plot_operators.CLASSES), plot_draw,
-           _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, sidebar, menus,
-           add_menu, handlers, keymaps, overlay_draw, overlay_popover, display, default_classes, validation,
+           _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
+           sidebar, menus, add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation,
            serve, batch_export, live_groups)
 
 
