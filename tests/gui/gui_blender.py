@@ -103,6 +103,18 @@ def read_report(proc, result_file) -> dict:
     return report
 
 
+def screenshot_pixels(path) -> np.ndarray:
+    """(height, width, 3) RGB of a screenshot, rows bottom up (as Blender's regions count y)."""
+    import bpy
+
+    image = bpy.data.images.load(str(path))
+    try:
+        width, height = image.size
+        return np.array(image.pixels[:]).reshape(height, width, image.channels)[:, :, :3]
+    finally:
+        bpy.data.images.remove(image)
+
+
 def assert_real_screenshot(picture) -> None:
     """A screenshot of Blender's window, not a blank frame."""
     import bpy

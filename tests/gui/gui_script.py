@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import json
 import os
+import subprocess
 import traceback
 
 import addon_utils
@@ -70,6 +71,32 @@ def cheap_viewport(area) -> None:
     shading.light = "FLAT"
     shading.show_object_outline = shading.show_cavity = shading.show_shadows = False
     area.spaces.active.overlay.show_overlays = False
+
+
+def overlay_view(area) -> None:
+    """`cheap_viewport` with overlays on (add-on draw callbacks are overlays too) but
+    none of Blender's own: no floor, axes, cursor, text or statistics."""
+    cheap_viewport(area)
+    overlay = area.spaces.active.overlay
+    overlay.show_overlays = True
+    for name in ("show_floor", "show_axis_x", "show_axis_y", "show_cursor", "show_text", "show_stats"):
+        setattr(overlay, name, False)
+
+
+def open_sidebar_tab(window, area, panel):
+    """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
+    from Python: click down the tab strip (the sidebar's right edge) until `panel`
+    draws (record_draws must watch it), then park the pointer over the viewport."""
+    sidebar = next(r for r in area.regions if r.type == "UI")
+    top = window.height - (sidebar.y + sidebar.height)  # X11 y grows downwards
+    for offset in range(30, min(sidebar.height, 600), 25):
+        if panel in report["drawn"]:
+            break
+        subprocess.run(["xdotool", "mousemove", str(sidebar.x + sidebar.width - 10), str(top + offset),
+                        "click", "1"], check=True)
+        yield 0.3
+    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
+                    str(window.height - (area.y + area.height // 2))], check=True)
 
 
 def run_steps(steps):

@@ -18,7 +18,7 @@ from bpy_extras.view3d_utils import location_3d_to_region_2d
 from mathutils import Euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, cheap_viewport, physics_parked, report, run_steps,  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, overlay_view, physics_parked, report, run_steps,  # noqa: E402
                         screenshot_view, view3d)
 
 SCENE = """<mujoco><option timestep="0.002"/><worldbody>
@@ -38,11 +38,8 @@ def steps():
         fh.write(SCENE)
     build.import_file(path, bpy.context.scene)
     window, area, region = view3d()
-    cheap_viewport(area)
+    overlay_view(area)
     space = area.spaces.active
-    space.overlay.show_overlays = True  # (add-on draw callbacks are overlays too)
-    for name in ("show_floor", "show_axis_x", "show_axis_y", "show_cursor", "show_text", "show_stats"):
-        setattr(space.overlay, name, False)
     view = space.region_3d
     view.view_perspective = "PERSP"
     view.view_location = (0.0, 0.0, 0.05)

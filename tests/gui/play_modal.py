@@ -19,7 +19,7 @@ import time
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, play_invoke, record_draws, report, run_steps,  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, play_invoke, record_draws, report, run_steps,  # noqa: E402
                         screenshot_view, view3d)
 
 MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "desk_toys.xml")
@@ -57,18 +57,7 @@ def steps():
         report["samples"].append([time.perf_counter() - start, running.latest.time, box_height()])
         yield 0.1
 
-    # the sidebar opens on another tab, and Blender 3.4 cannot switch tabs from
-    # Python: click down the tab strip until the MuJoCo panel draws
-    sidebar = next(r for r in area.regions if r.type == "UI")
-    top = window.height - (sidebar.y + sidebar.height)  # X11 y grows downwards
-    for offset in range(30, min(sidebar.height, 600), 25):
-        if "MJBLEND_PT_simulation" in report["drawn"]:
-            break
-        x, y = sidebar.x + sidebar.width - 10, top + offset
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
-        yield 0.3
-    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
-                    str(window.height - (area.y + area.height // 2))], check=True)
+    yield from open_sidebar_tab(window, area, "MJBLEND_PT_simulation")
     yield 0.5
     if SCREENSHOT:
         screenshot_view(SCREENSHOT)

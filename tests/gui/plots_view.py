@@ -12,7 +12,6 @@ figures and what the draw callback cost go to MJBLEND_RESULT.
 
 import importlib
 import os
-import subprocess
 import sys
 import time
 
@@ -20,8 +19,8 @@ import bpy
 from mathutils import Euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, cheap_viewport, physics_parked, play_invoke, record_draws,  # noqa: E402
-                        report, run_steps, screenshot_view, view3d)
+from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
+                        play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
@@ -45,21 +44,6 @@ def show_plots_panel(sidebar, plots_panel):
         bpy.utils.register_class(cls)
 
 
-def open_mujoco_tab(window, area):
-    """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
-    from Python: click down the tab strip until the Plots panel draws."""
-    ui = next(r for r in area.regions if r.type == "UI")
-    top = window.height - (ui.y + ui.height)  # X11 y grows downwards
-    for offset in range(30, min(ui.height, 600), 25):
-        if "MJBLEND_PT_plots" in report["drawn"]:
-            break
-        x, y = ui.x + ui.width - 10, top + offset
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
-        yield 0.3
-    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
-                    str(window.height - (area.y + area.height // 2))], check=True)
-
-
 def steps():
     show_plots_panel(importlib.import_module(ADDON + ".ui.sidebar"),
                      importlib.import_module(ADDON + ".ui.plots.panel"))
@@ -71,11 +55,8 @@ def steps():
     scene = bpy.context.scene
     build.import_file(HUMANOID, scene)
     window, area, region = view3d()
-    cheap_viewport(area)
+    overlay_view(area)
     space = area.spaces.active
-    space.overlay.show_overlays = True  # (add-on draw callbacks are overlays too)
-    for name in ("show_floor", "show_axis_x", "show_axis_y", "show_cursor", "show_text", "show_stats"):
-        setattr(space.overlay, name, False)
     view = space.region_3d
     view.view_perspective = "PERSP"
     view.view_location = (0.3, 0.0, 0.5)
@@ -87,7 +68,7 @@ def steps():
     settings.seconds = 3.0
     space.show_region_ui = True
     yield 0.5
-    yield from open_mujoco_tab(window, area)
+    yield from open_sidebar_tab(window, area, "MJBLEND_PT_plots")
 
     running = play_invoke()
     start = time.perf_counter()

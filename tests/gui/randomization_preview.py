@@ -12,7 +12,6 @@ goes to MJBLEND_SCREENSHOT; what it saw to MJBLEND_RESULT.
 
 import importlib
 import os
-import subprocess
 import sys
 import time
 
@@ -20,7 +19,8 @@ import bpy
 from mathutils import Quaternion
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps, screenshot_view, view3d  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, record_draws, report, run_steps,  # noqa: E402
+                        screenshot_view, view3d)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
@@ -90,18 +90,7 @@ def steps():
     before, counts = scene_state(), data_counts()
     yield 0.5
 
-    # the sidebar opens on another tab, and Blender 3.4 cannot switch tabs from
-    # Python: click down the tab strip until the MuJoCo panels draw
-    ui = next(r for r in area.regions if r.type == "UI")
-    top = window.height - (ui.y + ui.height)  # X11 y grows downwards
-    for offset in range(30, min(ui.height, 600), 25):
-        if "MJBLEND_PT_randomization_preview" in report["drawn"]:
-            break
-        x, y = ui.x + ui.width - 10, top + offset
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
-        yield 0.3
-    subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
-                    str(window.height - (area.y + area.height // 2))], check=True)
+    yield from open_sidebar_tab(window, area, "MJBLEND_PT_randomization_preview")
 
     # ------------------------------------------------------------------ start
     with bpy.context.temp_override(window=window, area=area, region=region):

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 from addon_loader import ROOT
-from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script
+from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script, screenshot_pixels
 
 DOCS = os.path.join(ROOT, "docs", "images")
 NEAR = 5  # pixels around a projected point searched for its colour
@@ -20,17 +20,6 @@ TOLERANCE = 0.12  # per channel
 def contacts(tmp_path_factory):
     return run_reporting_script(tmp_path_factory, "overlay_contacts.py",
                                 env=lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "contacts.png")})
-
-
-def _pixels(path):
-    import bpy
-
-    image = bpy.data.images.load(str(path))
-    try:
-        width, height = image.size
-        return np.array(image.pixels[:]).reshape(height, width, image.channels)[:, :, :3]
-    finally:
-        bpy.data.images.remove(image)
 
 
 def _coloured_near(pixels, at, color) -> bool:
@@ -49,7 +38,7 @@ def test_contact_points_and_forces_are_drawn_where_mujoco_has_them(contacts):
     assert len(report["contacts"]) == 4 and None not in report["contacts"]
     picture = folder / "contacts.png"
     assert_real_screenshot(picture)
-    pixels = _pixels(picture)
+    pixels = screenshot_pixels(picture)
     point_color, force_color = report["colors"]["contact points"], report["colors"]["contact forces"]
     for at in report["contacts"]:
         assert _coloured_near(pixels, at, point_color), (at, point_color)

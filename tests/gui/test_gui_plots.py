@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from addon_loader import ROOT
-from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script
+from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script, screenshot_pixels
 from helpers import needs_corpus
 
 DOCS = os.path.join(ROOT, "docs", "images")
@@ -22,17 +22,6 @@ MIN_PIXELS = 100  # pixels of its lines' colours a plot of a few hundred points 
 def plotted(tmp_path_factory):
     return run_reporting_script(tmp_path_factory, "plots_view.py",
                                 env=lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "plots.png")})
-
-
-def _pixels(path):
-    import bpy
-
-    image = bpy.data.images.load(str(path))
-    try:
-        width, height = image.size
-        return np.array(image.pixels[:]).reshape(height, width, image.channels)[:, :, :3]
-    finally:
-        bpy.data.images.remove(image)
 
 
 def _count(pixels, color, box=None) -> int:
@@ -63,7 +52,7 @@ def test_two_sensor_plots_and_the_profiler_draw_while_playing(plotted):
     assert "ms per frame" in report["profile_line"] and "real time" in report["profile_line"]
     picture = folder / "plots.png"
     assert_real_screenshot(picture)
-    pixels = _pixels(picture)
+    pixels = screenshot_pixels(picture)
     assert list(pixels.shape[1::-1]) == report["area"]
     outside = pixels.copy()
     seen = np.zeros(len(report["colors"]), dtype=int)

@@ -18,6 +18,7 @@ from bpy_extras.view3d_utils import location_3d_to_region_2d
 from gpu_extras.batch import batch_for_shader
 
 from ...live import profile
+from ..drawing import builtin_shader, text_size
 from . import layers as overlay_layers
 
 LABEL_SIZE = 12
@@ -27,20 +28,11 @@ _batches: dict = {}  # scene pointer -> (Drawn, [(layer, line batch, point batch
 draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
 
 
-def _shader(*names):
-    for name in names:  # built-in shader names differ across Blender versions
-        try:
-            return gpu.shader.from_builtin(name)
-        except (ValueError, SystemError):
-            continue
-    return None
-
-
 def _shaders():
-    line = _shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
+    line = builtin_shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
     wide = line is not None
-    line = line or _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-    dots = _shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+    line = line or builtin_shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+    dots = builtin_shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
     return line, wide, dots
 
 
@@ -102,10 +94,7 @@ def draw_labels() -> None:
         return
     font = 0
     blf.color(font, *LABEL_COLOR)
-    if bpy.app.version >= (4, 0, 0):
-        blf.size(font, LABEL_SIZE)
-    else:
-        blf.size(font, LABEL_SIZE, 72)
+    text_size(LABEL_SIZE, font)
     for text, position in overlay_layers.of_scene(scene).labels:
         at = location_3d_to_region_2d(region, view, position)
         if at is not None:

@@ -21,6 +21,7 @@ from gpu_extras.batch import batch_for_shader
 
 from ...engine import commands, plots
 from ...live import profile, scene_session
+from ..drawing import builtin_shader, text_size
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
 TITLE, BOTTOM, LEFT, RIGHT = 22, 16, 46, 8  # room around a figure's plotting area
@@ -98,20 +99,6 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
 # ------------------------------------------------------------------ drawing
 
 
-def _shader(*names):
-    for name in names:  # built-in shader names differ across Blender versions
-        try:
-            return gpu.shader.from_builtin(name)
-        except (ValueError, SystemError):
-            continue
-    return None
-
-
-def _text_size(size: float) -> None:
-    if bpy.app.version >= (4, 0, 0):
-        blf.size(0, size)
-    else:
-        blf.size(0, size, 72)
 
 
 def _text(text: str, x: float, y: float, rgba, align: str = "LEFT") -> None:
@@ -127,11 +114,11 @@ class _Painter:
     """Flat rectangles and lines (wide where Blender has its polyline shader)."""
 
     def __init__(self, region):
-        self.flat = _shader("UNIFORM_COLOR", "2D_UNIFORM_COLOR")
-        self.line = _shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
+        self.flat = builtin_shader("UNIFORM_COLOR", "2D_UNIFORM_COLOR")
+        self.line = builtin_shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
         self.wide = self.line is not None
         if not self.wide:
-            self.line = _shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
+            self.line = builtin_shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
         self.size = (region.width, region.height)
 
     def rects(self, rects, rgba) -> None:
@@ -182,7 +169,7 @@ def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
     paint.segments(axes, AXES)
     for component, pieces in lines.items():
         paint.segments(np.concatenate(pieces), color(component), LINE_WIDTH * scale)
-    _text_size(TEXT_SIZE * scale)
+    text_size(TEXT_SIZE * scale)
     for frame, fig in placed:
         _figure_text(frame, fig, scale)
 
@@ -237,7 +224,7 @@ def draw() -> None:
     paint = _Painter(region)
     if placed.figures:
         _draw_figures(paint, placed.figures, scale)
-    _text_size(TEXT_SIZE * scale)
+    text_size(TEXT_SIZE * scale)
     if placed.left_out and placed.figures:
         frame = placed.figures[0][0]
         _text(f"{placed.left_out} more plot{'s' * (placed.left_out > 1)}: a taller view shows them",
