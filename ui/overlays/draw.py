@@ -14,6 +14,7 @@ import time
 import blf
 import bpy
 import gpu
+import numpy as np
 from bpy_extras.view3d_utils import location_3d_to_region_2d
 from gpu_extras.batch import batch_for_shader
 
@@ -24,32 +25,41 @@ from . import layers as overlay_layers
 LABEL_SIZE = 12
 LABEL_COLOR = (1.0, 1.0, 1.0, 0.95)
 _handles: list = []
-_batches: dict = {}  # scene pointer -> (Drawn, [(layer, line batch, point batch)])
+_batches: dict = {}  # scene pointer -> (Drawn, {line width: batch}, {point size: batch})
 draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
 
 
 def _shaders():
-    line = builtin_shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
+    """(line shader, whether it draws wide lines itself, dot shader): per-vertex colours."""
+    line = builtin_shader("POLYLINE_FLAT_COLOR", "3D_POLYLINE_FLAT_COLOR")
     wide = line is not None
-    line = line or builtin_shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-    dots = builtin_shader("POINT_UNIFORM_COLOR", "UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-    return line, wide, dots
+    line = line or builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
+    return line, wide, builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
+
+
+def _by_size(layers, points: str, size: str) -> dict:
+    """{line width or point size: (positions, colours)} of every layer's `points`:
+    one batch, one draw call, per size (a draw call costs more than its vertices)."""
+    parts: dict = {}
+    for layer in layers:
+        where = getattr(layer, points)
+        if len(where):
+            parts.setdefault(getattr(layer, size), []).append((where, layer.color))
+    return {key: (np.concatenate([where for where, _color in found]).astype("f4"),
+                  np.concatenate([np.tile(color, (len(where), 1)) for where, color in found]).astype("f4"))
+            for key, found in parts.items()}
 
 
 def _batches_of(scene, drawn, line_shader, dot_shader):
     cached = _batches.get(scene.as_pointer())
     if cached is not None and cached[0] is drawn:
-        return cached[1]
-    made = []
-    for layer in drawn.layers:
-        lines = dots = None
-        if len(layer.lines):
-            lines = batch_for_shader(line_shader, "LINES", {"pos": layer.lines.astype("f4")})
-        if len(layer.points):
-            dots = batch_for_shader(dot_shader, "POINTS", {"pos": layer.points.astype("f4")})
-        made.append((layer, lines, dots))
-    _batches[scene.as_pointer()] = (drawn, made)
-    return made
+        return cached[1:]
+    lines = {width: batch_for_shader(line_shader, "LINES", {"pos": pos, "color": color})
+             for width, (pos, color) in _by_size(drawn.layers, "lines", "line_width").items()}
+    dots = {size: batch_for_shader(dot_shader, "POINTS", {"pos": pos, "color": color})
+            for size, (pos, color) in _by_size(drawn.layers, "points", "point_size").items()}
+    _batches[scene.as_pointer()] = (drawn, lines, dots)
+    return lines, dots
 
 
 def draw() -> None:
@@ -66,21 +76,19 @@ def draw() -> None:
     region = bpy.context.region
     gpu.state.depth_test_set("NONE")
     gpu.state.blend_set("ALPHA")
-    for layer, lines, points in _batches_of(scene, drawn, line, dots):
-        if lines is not None:
-            line.bind()
-            if wide:
-                line.uniform_float("viewportSize", (region.width, region.height))
-                line.uniform_float("lineWidth", layer.line_width)
-            else:
-                gpu.state.line_width_set(layer.line_width)
-            line.uniform_float("color", layer.color)
-            lines.draw(line)
-        if points is not None:
-            gpu.state.point_size_set(layer.point_size)
-            dots.bind()
-            dots.uniform_float("color", layer.color)
-            points.draw(dots)
+    lines, points = _batches_of(scene, drawn, line, dots)
+    line.bind()
+    for width, batch in lines.items():
+        if wide:
+            line.uniform_float("viewportSize", (region.width, region.height))
+            line.uniform_float("lineWidth", width)
+        else:
+            gpu.state.line_width_set(width)
+        batch.draw(line)
+    dots.bind()
+    for size, batch in points.items():
+        gpu.state.point_size_set(size)
+        batch.draw(dots)
     gpu.state.line_width_set(1.0)
     gpu.state.point_size_set(1.0)
     gpu.state.blend_set("NONE")
