@@ -25,6 +25,7 @@ def steps():
     commands = importlib.import_module(ADDON + ".engine.commands")
     settings = importlib.import_module(ADDON + ".live.overlay_settings")
     draw = importlib.import_module(ADDON + ".ui.overlays.draw")
+    layers = importlib.import_module(ADDON + ".ui.overlays.layers")
     scene = bpy.context.scene
     build.import_file(SCENE, scene)
     window, area, region = view3d()
@@ -35,7 +36,8 @@ def steps():
     running = scene_session.ensure(scene)
     running.runner.wait(running.send(commands.Step(400)), timeout=60)
     switches = scene.mujoco_overlays
-    fresh = bpy.types.SpaceView3D.draw_handler_add(draw.forget, (), "WINDOW", "PRE_VIEW")
+    # every redraw computes its overlays anew, as a new snapshot each frame makes it
+    fresh = bpy.types.SpaceView3D.draw_handler_add(layers.forget, (), "WINDOW", "PRE_VIEW")
     yield 0.5
 
     def overlays(config: str):

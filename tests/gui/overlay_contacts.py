@@ -45,7 +45,7 @@ def steps():
     view.view_location = (0.0, 0.0, 0.05)
     view.view_rotation = Euler((1.2, 0.0, 0.5)).to_quaternion()
     view.view_distance = 1.2
-    for name in ("contact_points", "contact_forces"):
+    for name in ("contact_points", "contact_forces", "labels"):  # (labels: bodies)
         with bpy.context.temp_override(window=window, area=area, region=region):
             report.setdefault("toggled", []).append(sorted(bpy.ops.mujoco.toggle_overlay(overlay=name)))
     running = scene_session.ensure(bpy.context.scene)
@@ -63,6 +63,7 @@ def steps():
                 out.append([at.x + offset[0], at.y + offset[1]] if at is not None else None)
             return out
         report["contacts"] = pixels(found["contact points"].points)
+        report["labels"] = [[text, *pixels([position])[0]] for text, position in drawn.labels]
         report["tips"] = pixels(found["contact forces"].points)
         report["colors"] = {"contact points": list(found["contact points"].color),
                             "contact forces": list(found["contact forces"].color)}

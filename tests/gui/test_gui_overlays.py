@@ -33,7 +33,7 @@ def test_contact_points_and_forces_are_drawn_where_mujoco_has_them(contacts):
     proc, report, folder = contacts
     assert leftover_processes(folder) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    assert report["toggled"] == [["FINISHED"], ["FINISHED"]]
+    assert report["toggled"] == [["FINISHED"]] * 3
     assert report["ncon"] == 4  # a box resting on a plane: its four corners
     assert len(report["contacts"]) == 4 and None not in report["contacts"]
     picture = folder / "contacts.png"
@@ -44,6 +44,11 @@ def test_contact_points_and_forces_are_drawn_where_mujoco_has_them(contacts):
         assert _coloured_near(pixels, at, point_color), (at, point_color)
     for tip in report["tips"]:
         assert _coloured_near(pixels, tip, force_color), (tip, force_color)
+    # the body's label: white text just right of and above its origin (the box's centre)
+    (text, x, y), = report["labels"]
+    assert text == "box"
+    label = pixels[int(y) + 4:int(y) + 18, int(x) + 4:int(x) + 30]
+    assert (label > 0.85).all(axis=2).sum() >= 10
     # and not everywhere: the overlay colours are absent from a corner of the view
     corner = pixels[:40, -40:]
     assert not (np.abs(corner - np.array(point_color[:3])) < TOLERANCE).all(axis=2).any()

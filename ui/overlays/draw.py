@@ -15,15 +15,15 @@ import blf
 import bpy
 import gpu
 import numpy as np
-from bpy_extras.view3d_utils import location_3d_to_region_2d
 from gpu_extras.batch import batch_for_shader
 
 from ...live import profile
 from ..drawing import builtin_shader, text_size
-from . import layers as overlay_layers
+from . import labels, layers as overlay_layers
 
 LABEL_SIZE = 12
 LABEL_COLOR = (1.0, 1.0, 1.0, 0.95)
+LABEL_OFFSET = 4  # pixels right of and above the labelled point
 _handles: list = []
 _batches: dict = {}  # scene pointer -> (Drawn, {line width: batch}, {point size: batch})
 draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
@@ -100,18 +100,31 @@ def draw_labels() -> None:
     scene, region, view = bpy.context.scene, bpy.context.region, bpy.context.region_data
     if scene is None or view is None or scene.mujoco_overlays.labels == "NONE":
         return
-    font = 0
-    blf.color(font, *LABEL_COLOR)
-    text_size(LABEL_SIZE, font)
-    for text, position in overlay_layers.of_scene(scene).labels:
-        at = location_3d_to_region_2d(region, view, position)
-        if at is not None:
-            blf.position(font, at.x + 4, at.y + 4, 0)
-            blf.draw(font, text)
+    named = overlay_layers.of_scene(scene).labels
+    if not named:
+        return
+    # every label's place in the region at once (what location_3d_to_region_2d does to each)
+    homogeneous = np.c_[np.array([pos for _text, pos in named]), np.ones(len(named))] @ \
+        np.array(view.perspective_matrix).T
+    shown = homogeneous[:, 3] > 1e-9  # (in front of the eye)
+    depth = np.where(shown, homogeneous[:, 3], 1.0)[:, None]
+    at = (homogeneous[:, :2] / depth + 1.0) / 2.0 * (region.width, region.height) + LABEL_OFFSET
+    texts = tuple(text for text, _pos in named)
+    found = labels.atlas(texts, LABEL_SIZE, LABEL_COLOR)
+    if found is not None:
+        found.draw(at, shown)
+        return
+    blf.color(0, *LABEL_COLOR)
+    text_size(LABEL_SIZE)
+    for text, (x, y), front in zip(texts, at, shown, strict=True):
+        if front:
+            blf.position(0, x, y, 0)
+            blf.draw(0, text)
 
 
 def forget() -> None:
     _batches.clear()
+    labels.forget()
     overlay_layers.forget()
 
 
