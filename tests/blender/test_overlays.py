@@ -122,8 +122,17 @@ def test_without_a_simulation_only_inertia_boxes_draw(clean_scene):
     assert overlay_layers.of_scene(clean_scene).layers == []
     clean_scene.mujoco_simulation.show_inertia = True
     bpy.ops.mujoco.validate()
-    names = [layer.name for layer in overlay_layers.of_scene(clean_scene).layers]
-    assert names == ["inertia"]
+    checked = overlay_layers.of_scene(clean_scene).layers
+    assert [layer.name for layer in checked] == ["inertia"]
+    # the same boxes as a simulation of the authored pose draws (objects' float32 poses: 1e-5)
+    running = scene_session.ensure(clean_scene)
+    simulated = _by_name(overlay_layers.of_scene(clean_scene))["inertia"]
+    assert running.latest.time == 0.0
+
+    def boxes(layer):
+        return sorted(np.round(layer.lines.reshape(-1, 24, 3), 4).reshape(-1, 72).tolist())
+    assert np.allclose(boxes(checked[0]), boxes(simulated), atol=2e-4)
+    assert len(simulated.points) == len(checked[0].points) > 0
 
 
 def test_the_popover_and_the_operator_need_a_model(clean_scene):

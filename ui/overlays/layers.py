@@ -23,9 +23,6 @@ from ...live import overlay_settings as settings
 
 GRAB_COLOR = (1.0, 0.55, 0.1, 1.0)
 INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)
-CORNERS = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8)
-         if sum(p != q for p, q in zip(CORNERS[a], CORNERS[b], strict=True)) == 1]
 
 
 @dataclass
@@ -125,8 +122,8 @@ def checked_inertia_boxes(scene):
             if half is None or scene_scan.model_of(obj) is not root:
                 continue
             frame = obj.matrix_world @ _pose(model.body_ipos[element.id], model.body_iquat[element.id])
-            corners = [frame @ Vector((c[0] * half[0], c[1] * half[1], c[2] * half[2])) for c in CORNERS]
-            lines += [tuple(corners[i]) for edge in EDGES for i in edge]
+            corners = [frame @ Vector(c * half) for c in overlays.CORNERS]
+            lines += [tuple(corners[i]) for i in overlays.BOX_EDGES.reshape(-1)]
             centres.append(tuple(frame.translation))
     return lines, centres
 
