@@ -30,11 +30,14 @@ draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
 
 
 def _shaders():
-    """(line shader, whether it draws wide lines itself, dot shader): per-vertex colours."""
-    line = builtin_shader("POLYLINE_FLAT_COLOR", "3D_POLYLINE_FLAT_COLOR")
-    wide = line is not None
-    line = line or builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
-    return line, wide, builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
+    """(line shader, whether it draws wide lines itself, dot shader): per-vertex colours.
+    OpenGL draws wide lines itself (glLineWidth), cheaper than the polyline shader's
+    geometry stage (measured on software OpenGL: bench/overlay_bench.py); Metal and
+    Vulkan draw lines one pixel wide, so there the polyline shader makes them wide."""
+    flat = builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
+    backend = gpu.platform.backend_type_get() if hasattr(gpu.platform, "backend_type_get") else "OPENGL"
+    line = builtin_shader("POLYLINE_FLAT_COLOR", "3D_POLYLINE_FLAT_COLOR") if backend != "OPENGL" else None
+    return line or flat, line is not None, flat
 
 
 def _by_size(layers, points: str, size: str) -> dict:
