@@ -12,7 +12,6 @@ registered with Blender's command line while the add-on is enabled (Blender 4.2+
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import bpy
@@ -39,13 +38,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv) -> int:
     """Export; the process's exit status (0: written)."""
-    try:
-        args = parser().parse_args(list(argv))
-    except SystemExit as done:  # --help, or arguments it cannot use (said on stderr)
-        return int(done.code or 0)
-    path = os.path.abspath(args.blend)
-    if not os.path.isfile(path):
-        return command_line.fail(f"no file {path}")
+    args, status = command_line.read(parser(), argv, "blend")
+    if args is None:
+        return status
+    path = args.blend
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
     except RuntimeError as error:

@@ -3,6 +3,7 @@ command-line commands; earlier releases simply have none)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import bpy
@@ -12,6 +13,21 @@ def fail(message: str) -> int:
     """Print a command's error for the shell and give its exit status."""
     print(f"MJBlend: {message}", file=sys.stderr, flush=True)
     return 1
+
+
+def read(parser, argv, file_argument: str):
+    """(`parser`'s arguments with `file_argument` made an absolute path, None), or
+    (None, the exit status) after --help, arguments it cannot use (argparse says
+    which on stderr) or no such file."""
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as done:
+        return None, int(done.code or 0)
+    path = os.path.abspath(getattr(args, file_argument))
+    if not os.path.isfile(path):
+        return None, fail(f"no file {path}")
+    setattr(args, file_argument, path)
+    return args, None
 
 
 class Command:

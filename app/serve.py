@@ -62,13 +62,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv) -> int:
     """Serve until stopped; the process's exit status (0: stopped as asked)."""
-    try:
-        args = parser().parse_args(list(argv))
-    except SystemExit as done:  # --help, or arguments it cannot use (said on stderr)
-        return int(done.code or 0)
-    path = os.path.abspath(args.path)
-    if not os.path.isfile(path):
-        return command_line.fail(f"no file {path}")
+    args, status = command_line.read(parser(), argv, "path")
+    if args is None:
+        return status
+    path = args.path
     try:
         scene = _load(path)
     except (build.ImportFailed, RuntimeError) as error:
