@@ -167,9 +167,6 @@ class Display:
     def clear(self) -> None:
         """No instancer left, sources visible again (stop, save, a new binding)."""
         if self.instancer is not None:
-            try:
-                self.instancer.remove()
-            except ReferenceError:
-                pass
+            self.instancer.remove()
         self.instancer = None
         self.fast_now = False

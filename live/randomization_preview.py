@@ -245,10 +245,7 @@ class RandomizationPreview:
         """No instancer, the sources shown as they were (before a save: the file gets
         the authored scene); `resume` draws it again."""
         if self.instancer is not None:
-            try:
-                self.instancer.remove()
-            except ReferenceError:
-                pass
+            self.instancer.remove()
             self.instancer = None
 
     def resume(self) -> None:

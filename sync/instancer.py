@@ -256,7 +256,10 @@ class Instancer:
 
     def remove(self) -> None:
         """Delete everything the instancer made, the sources shown as they were."""
-        self.hide_sources(False)
+        try:
+            self.hide_sources(False)
+        except ReferenceError:
+            pass  # (sources gone with an undo: nothing to show)
         data = bpy.data
         blocks = [(data.objects, self.object), (data.meshes, self.mesh)]
         blocks += [(data.node_groups, tree) for tree in self.node_groups]
