@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import bpy
 
 from ..bridge.host import Host
+from ..sync import views
 from . import scene_session
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
@@ -254,10 +255,7 @@ def watch() -> float | None:
     requests = served.bridge.dispatcher.status.requests
     if requests != served.requests_seen and not bpy.app.background:
         served.requests_seen = requests
-        for window in bpy.context.window_manager.windows:
-            for area in window.screen.areas:
-                if area.type == "VIEW_3D":
-                    area.tag_redraw()
+        views.redraw()
     return WATCH_INTERVAL
 
 

@@ -9,6 +9,7 @@ from bpy.props import StringProperty
 
 from ..scan import scene_scan
 from ..live import overlay_settings as settings
+from ..sync import views
 
 INERTIA = "inertia"  # kept with the simulation settings (saved files have it there)
 
@@ -50,9 +51,7 @@ class MUJOCO_OT_toggle_overlay(bpy.types.Operator):
             self.report({"ERROR"}, f"No MuJoCo overlay {self.overlay!r}: one of {', '.join(names)}, "
                         f"{INERTIA}, labels")
             return {"CANCELLED"}
-        for area in context.screen.areas if context.screen else ():
-            if area.type == "VIEW_3D":
-                area.tag_redraw()
+        views.redraw()
         return {"FINISHED"}
 
     def _said(self, shown: bool) -> None:

@@ -12,6 +12,7 @@ from bpy.props import EnumProperty, IntProperty, StringProperty
 from ..authoring import validation
 from ..engine import plots
 from ..live import scene_session
+from ..sync import views
 from ..scan import compile_spec, scene_scan
 from .reporting import UNDOABLE
 
@@ -145,7 +146,7 @@ class MUJOCO_OT_plot_add(bpy.types.Operator):
         item.name = str(spec)
         settings.active = len(settings.channels) - 1
         settings.show_plots = True
-        _redraw(context)
+        views.redraw()
         return {"FINISHED"}
 
 
@@ -171,14 +172,8 @@ class MUJOCO_OT_plot_remove(bpy.types.Operator):
             return {"CANCELLED"}
         settings.channels.remove(index)
         settings.active = max(0, min(settings.active, len(settings.channels) - 1))
-        _redraw(context)
+        views.redraw()
         return {"FINISHED"}
-
-
-def _redraw(context) -> None:
-    for area in context.screen.areas if context.screen is not None else ():
-        if area.type == "VIEW_3D":
-            area.tag_redraw()
 
 
 CLASSES = (MUJOCO_OT_plot_add, MUJOCO_OT_plot_remove)

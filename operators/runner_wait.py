@@ -5,6 +5,7 @@ cancelling at the next step boundary. Operators mix it in."""
 from __future__ import annotations
 
 from ..live import scene_session
+from ..sync import views
 
 PROGRESS_INTERVAL = 0.1  # seconds between two looks at the progress (and the state shown): the
 # main thread's redraws share the machine with the stepping
@@ -83,8 +84,4 @@ class RunnerWait:
 def redraw(context, properties: bool = True):
     """Redraw the 3D views (the sidebar is theirs), and the Properties editor
     (actuator controls) with `properties`."""
-    kinds = ("VIEW_3D", "PROPERTIES") if properties else ("VIEW_3D",)
-    for window in context.window_manager.windows:
-        for area in window.screen.areas:
-            if area.type in kinds:
-                area.tag_redraw()
+    views.redraw(("VIEW_3D", "PROPERTIES") if properties else ("VIEW_3D",))

@@ -29,6 +29,7 @@ import bpy
 from ..components.stored_keys import GROUPS_APPLIED
 from ..scan.scene_scan import model_of
 from ..scene import groups
+from . import views
 
 OBJECT_KINDS = ("geom", "site", "joint")  # kinds whose groups show or hide objects
 AROUND: list = []  # context managers made with the scene, entered around a change of visibility
@@ -39,7 +40,7 @@ def apply(scene, kind: str) -> int:
     the last call; returns how many objects it changed. (The update of the
     switches calls this; so does the group toggle operator.)"""
     if kind not in OBJECT_KINDS:
-        _redraw_views()  # (tendon and actuator groups: what the overlays draw)
+        views.redraw()  # (tendon and actuator groups: what the overlays draw)
         return 0
     now = groups.switches(scene, kind)
     before = _applied(scene, kind)
@@ -54,7 +55,7 @@ def apply(scene, kind: str) -> int:
                 around.enter_context(hook(scene))
         for obj, hidden in targets:
             set_hidden(obj, hidden, scene)
-    _redraw_views()
+    views.redraw()
     return len(targets)
 
 
@@ -100,9 +101,4 @@ def _remember(scene, kind: str, now) -> None:
     kept[kind] = [int(on) for on in now]
 
 
-def _redraw_views() -> None:
-    manager = bpy.context.window_manager
-    for window in manager.windows if manager is not None else ():
-        for area in window.screen.areas:
-            if area.type == "VIEW_3D":
-                area.tag_redraw()
+

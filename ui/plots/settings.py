@@ -8,6 +8,7 @@ from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProp
                        PointerProperty, StringProperty)
 
 from ...engine import plots
+from ...sync import views
 
 KIND_ITEMS = tuple((kind.upper(), label, f"{label} (the element's {kind})")
                    for kind, (_element, label) in plots.KINDS.items())
@@ -15,11 +16,8 @@ SIDES = (("RIGHT", "Right", "In the viewport's bottom right corner"),
          ("LEFT", "Left", "In the viewport's bottom left corner"))
 
 
-def _redraw(_self, context):
-    screen = context.screen if context is not None else None
-    for area in screen.areas if screen is not None else ():
-        if area.type == "VIEW_3D":
-            area.tag_redraw()
+def _redraw(_self, _context):
+    views.redraw()
 
 
 class MJBLEND_PG_plot_channel(bpy.types.PropertyGroup):
