@@ -83,6 +83,17 @@ def overlay_view(area) -> None:
         setattr(overlay, name, False)
 
 
+def look(area, location, euler, distance) -> None:
+    """The 3D view in perspective, looking at `location` turned by `euler` (XYZ radians) from `distance`."""
+    from mathutils import Euler
+
+    view = area.spaces.active.region_3d
+    view.view_perspective = "PERSP"
+    view.view_location = location
+    view.view_rotation = Euler(euler).to_quaternion()
+    view.view_distance = distance
+
+
 def open_sidebar_tab(window, area, panel):
     """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
     from Python: click down the tab strip (the sidebar's right edge) until `panel`

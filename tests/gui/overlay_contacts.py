@@ -15,10 +15,9 @@ import tempfile
 
 import bpy
 from bpy_extras.view3d_utils import location_3d_to_region_2d
-from mathutils import Euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, overlay_view, physics_parked, report, run_steps,  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, look, overlay_view, physics_parked, report, run_steps,  # noqa: E402
                         screenshot_view, view3d)
 
 SCENE = """<mujoco><option timestep="0.002"/><worldbody>
@@ -39,12 +38,8 @@ def steps():
     build.import_file(path, bpy.context.scene)
     window, area, region = view3d()
     overlay_view(area)
-    space = area.spaces.active
-    view = space.region_3d
-    view.view_perspective = "PERSP"
-    view.view_location = (0.0, 0.0, 0.05)
-    view.view_rotation = Euler((1.2, 0.0, 0.5)).to_quaternion()
-    view.view_distance = 1.2
+    look(area, (0.0, 0.0, 0.05), (1.2, 0.0, 0.5), 1.2)
+    view = area.spaces.active.region_3d
     for name in ("contact_points", "contact_forces", "labels"):  # (labels: bodies)
         with bpy.context.temp_override(window=window, area=area, region=region):
             report.setdefault("toggled", []).append(sorted(bpy.ops.mujoco.toggle_overlay(overlay=name)))

@@ -16,10 +16,9 @@ import sys
 import time
 
 import bpy
-from mathutils import Euler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
                         play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,17 +55,12 @@ def steps():
     build.import_file(HUMANOID, scene)
     window, area, region = view3d()
     overlay_view(area)
-    space = area.spaces.active
-    view = space.region_3d
-    view.view_perspective = "PERSP"
-    view.view_location = (0.3, 0.0, 0.5)
-    view.view_rotation = Euler((1.25, 0.0, 0.9)).to_quaternion()
-    view.view_distance = 3.5
+    look(area, (0.3, 0.0, 0.5), (1.25, 0.0, 0.9), 3.5)
     report["added"] = [sorted(bpy.ops.mujoco.plot_add(kind="SENSOR", element=name)) for name in SENSORS]
     settings = scene.mujoco_plots
     settings.show_profiler = True
     settings.seconds = 3.0
-    space.show_region_ui = True
+    area.spaces.active.show_region_ui = True
     yield 0.5
     yield from open_sidebar_tab(window, area, "MJBLEND_PT_plots")
 
