@@ -76,12 +76,6 @@ class History:
     def state(self, index: int) -> np.ndarray:
         return self._states[self._row(index)].copy()
 
-    def sensordata(self, index: int) -> np.ndarray:
-        return self._signals[self._row(index), :self.nsensordata].copy()
-
-    def actuator_force(self, index: int) -> np.ndarray:
-        return self._signals[self._row(index), self.nsensordata:].copy()
-
     def clear(self) -> None:
         self._first = self._count = 0
 

@@ -194,7 +194,7 @@ def build(history: History, request: Request, channels: tuple) -> Plots:
         if isinstance(channel, str):
             out.append(Series(spec, (), _frozen(np.empty((len(rows), 0))), channel))
         else:
-            values = history.columns(rows, channel.columns, channel.signals)
+            _times, values = series(history, channel, request.seconds)
             out.append(Series(spec, channel.labels, _frozen(values)))
     return Plots(request, _frozen(history.times(rows)), tuple(out))
 
