@@ -243,8 +243,10 @@ def test_the_history_keeps_signals_within_its_byte_budget():
         mujoco.mj_step(model, data)
         history.record(model, data)
     assert len(history) == 10
-    assert np.array_equal(history.sensordata(-1), data.sensordata)
-    assert np.array_equal(history.actuator_force(-1), data.actuator_force)
+    newest = history.rows()[-1:]  # (read as the plots read it: signal rows are sensordata, then forces)
+    signals = history.columns(newest, range(model.nsensordata + model.nu), signals=True)[0]
+    assert np.array_equal(signals[:model.nsensordata], data.sensordata)
+    assert np.array_equal(signals[model.nsensordata:], data.actuator_force)
     kept = history._states.nbytes + history._signals.nbytes + history._times.nbytes
     assert kept <= row * 10
 
