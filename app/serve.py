@@ -110,7 +110,10 @@ def _serve(served) -> int:
             stop.wait(POLL)
     finally:
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            # None: the handler was Blender's own, installed from C (the executable has
+            # one for SIGINT), which Python cannot put back; ours stays, harmlessly.
+            if handler is not None:
+                signal.signal(number, handler)
         _stop()
     print(f"MJBlend bridge stopped ({reason[0] if reason else 'done'})", flush=True)
     return 0

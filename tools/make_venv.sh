@@ -1,7 +1,14 @@
 #!/bin/sh
-# Creates (or brings up to date) one test environment: Python 3.11, the given
-# bpy release from PyPI, and everything in requirements-dev.txt.
+# Creates (or brings up to date) one test environment: the given bpy release
+# from PyPI, on the Python that release needs, and everything in
+# requirements-dev.txt.
 #   tools/make_venv.sh <bpy-version> <venv-dir>
+# bpy 4.2 - 5.0 run Python 3.11: the host's ($PYTHON, default python3.11).
+# bpy 5.1 and newer run Python 3.13, which Debian 12 lacks: the environment is
+# made with the Debian sid root's python3.13 (tools/debian_root.sh) and runs
+# inside that root (tools/in_root.sh); the host's pip downloads and installs its
+# packages for Python 3.13 (pip inside the root cannot verify the registry's
+# certificate here), with numpy 2 as that bpy requires instead of the numpy<2 line.
 # Idempotent: a stamp records the bpy version and the requirements it was made
 # from, so a second call with nothing changed does nothing.
 set -eu
@@ -10,15 +17,54 @@ BPY_VERSION=$1
 VENV=$2
 PYTHON=${PYTHON:-python3.11}
 
-want="bpy==$BPY_VERSION $(cat requirements-dev.txt | cksum)"
+python_of() {  # the Python a bpy release is built for
+    case $1 in 4.*|5.0.*) echo 3.11 ;; *) echo 3.13 ;; esac
+}
+BPY_PYTHON=$(python_of "$BPY_VERSION")
+
+want="bpy==$BPY_VERSION python$BPY_PYTHON $(cat requirements-dev.txt | cksum)"
 stamp="$VENV/.installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi
-command -v "$PYTHON" >/dev/null || {
-    echo "error: $PYTHON not found; MJBlend needs Python 3.11 (Blender's Python)" >&2; exit 1; }
-echo "== environment $VENV: bpy $BPY_VERSION + requirements-dev.txt"
-test -x "$VENV/bin/python" || "$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet -r requirements-dev.txt "bpy==$BPY_VERSION"
+quiet_pip() {  # pip's notes about this machine's extra (absent) indexes are noise
+    PIP_ROOT_USER_ACTION=ignore "$@" 2>&1 | grep -v "^WARNING: Location '" || true
+}
+echo "== environment $VENV: bpy $BPY_VERSION (Python $BPY_PYTHON) + requirements-dev.txt"
+if [ "$BPY_PYTHON" = 3.11 ]; then
+    command -v "$PYTHON" >/dev/null || {
+        echo "error: $PYTHON not found; bpy $BPY_VERSION needs Python 3.11" >&2; exit 1; }
+    test -x "$VENV/bin/python" || "$PYTHON" -m venv "$VENV"
+    quiet_pip "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -r requirements-dev.txt "bpy==$BPY_VERSION" 2>&1 \
+        | { grep -v "^WARNING: Location '" || true; }
+    "$VENV/bin/python" -c "import bpy, mujoco" || { echo "error: $VENV cannot import bpy and mujoco" >&2; exit 1; }
+else
+    tools/debian_root.sh
+    rm -rf "$VENV"
+    tools/in_root.sh "python$BPY_PYTHON" -m venv --without-pip "$VENV"
+    site="$VENV/lib/python$BPY_PYTHON/site-packages"
+    grep -v '^numpy' requirements-dev.txt > "$VENV/requirements.txt"
+    platforms=""
+    for glibc in 17 24 26 27 28 31 34 35 39; do platforms="$platforms --platform manylinux_2_${glibc}_x86_64"; done
+    # pip download honours Requires-Python for the target Python; pip install
+    # --target does not (it checks the host's), so the set pip download chose is
+    # installed from its files with that check off. Exit status: pip's, not grep's.
+    wheelhouse="$VENV/wheelhouse"
+    target_pip() {
+        { PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip "$@" --quiet --disable-pip-version-check \
+            --only-binary=:all: --implementation cp --python-version "$BPY_PYTHON" \
+            --platform manylinux2014_x86_64 $platforms 2>&1; echo "pip-exit $?"; } \
+            | grep -v "^WARNING: Location '" > "$VENV/pip.log"
+        grep -v "^pip-exit" "$VENV/pip.log" || true
+        grep -q "^pip-exit 0$" "$VENV/pip.log" || { echo "error: making $VENV failed" >&2; exit 1; }
+    }
+    target_pip download --dest "$wheelhouse" -r "$VENV/requirements.txt" "bpy==$BPY_VERSION"
+    target_pip install --no-index --find-links "$wheelhouse" --ignore-requires-python \
+        --target "$site" "$wheelhouse"/*.whl
+    rm -rf "$wheelhouse" "$VENV/pip.log"
+    touch "$VENV/.in-root"  # tools/run_tests.sh runs this environment inside the root
+    tools/in_root.sh "$VENV/bin/python" -c "import bpy, mujoco" \
+        || { echo "error: $VENV cannot import bpy and mujoco" >&2; exit 1; }
+fi
 echo "$want" > "$stamp"

@@ -1,23 +1,27 @@
 #!/bin/sh
 # Runs the suite (`make test`), per Blender release given, in its own
-# environment (tools/make_venv.sh): tier 1 (tests/engine, tests/bridge, tests/batch) with bpy made
-# unimportable, then tier 2 (tests/blender, the bpy module); then, with --gui,
-# tier 3 once (tests/gui: Debian's Blender under Xvfb, driven from the default
-# release's environment). Every run goes to the end; the summary names each
-# release that failed, and the exit status is non-zero if any did.
-#   tools/run_tests.sh --default 5.0.1 [--gui] [bpy-version ...]
+# environment (tools/make_venv.sh): tier 1 (tests/engine, tests/bridge,
+# tests/batch) with bpy made unimportable, then tier 2 (tests/blender, the bpy
+# module). Releases on Python 3.13 (bpy 5.1+) run inside the Debian sid root
+# (tools/in_root.sh). Then, with --gui RELEASE, tier 3 once (tests/gui: Debian's
+# Blender 5.2 LTS under Xvfb inside that root, MJBlend installed from the linux
+# zip that `tools/build_extension.py` builds first; driven from RELEASE's
+# environment, which must be one of the root's). Every run goes to the end;
+# the summary names each release that failed, and the exit status is non-zero
+# if any did.
+#   tools/run_tests.sh --default 5.0.1 [--gui 5.2.3] [bpy-version ...]
 set -u
 cd "$(dirname "$0")/.."
 
-default=""; gui=0
+default=""; gui=""
 while [ $# -gt 0 ]; do
     case $1 in
         --default) default=$2; shift 2 ;;
-        --gui) gui=1; shift ;;
+        --gui) gui=$2; shift 2 ;;
         *) break ;;
     esac
 done
-[ -n "$default" ] || { echo "usage: $0 --default VERSION [--gui] [VERSION ...]" >&2; exit 2; }
+[ -n "$default" ] || { echo "usage: $0 --default VERSION [--gui VERSION] [VERSION ...]" >&2; exit 2; }
 
 # pytest with Blender's modules made unimportable: tier 1 must not need them.
 WITHOUT_BLENDER='import sys
@@ -27,6 +31,11 @@ import pytest
 sys.exit(pytest.main(sys.argv[1:]))'
 
 venv_of() { if [ "$1" = "$default" ]; then echo .venv; else echo ".venv-bpy-$1"; fi; }
+# python <venv> ARG...: the environment's Python, inside the root for a root-made one.
+python() {
+    venv=$1; shift
+    if [ -f "$venv/.in-root" ]; then tools/in_root.sh "$venv/bin/python" "$@"; else "$venv/bin/python" "$@"; fi
+}
 
 summary=""; failed=0
 record() {  # record <label> <exit status> <seconds>
@@ -40,10 +49,10 @@ for version in "$@"; do
     start=$(date +%s)
     if tools/make_venv.sh "$version" "$venv"; then
         echo "== bpy $version ($venv): tier 1, no Blender"
-        "$venv/bin/python" -c "$WITHOUT_BLENDER" -c tests/pytest.ini tests/engine tests/bridge tests/batch
+        python "$venv" -c "$WITHOUT_BLENDER" -c tests/pytest.ini tests/engine tests/bridge tests/batch
         status=$?
         echo "== bpy $version ($venv): tier 2, the bpy module"
-        "$venv/bin/python" -m pytest -c tests/pytest.ini tests/blender
+        python "$venv" -m pytest -c tests/pytest.ini tests/blender
         status=$(( status | $? ))
     else
         status=$?
@@ -51,12 +60,25 @@ for version in "$@"; do
     record "bpy $version" "$status" $(( $(date +%s) - start ))
 done
 
-if [ "$gui" = 1 ]; then
-    venv=$(venv_of "$default")
+if [ -n "$gui" ]; then
+    venv=$(venv_of "$gui")
     start=$(date +%s)
-    echo "== GUI tier: Debian's Blender under Xvfb (driven from $venv)"
-    "$venv/bin/python" -m pytest -c tests/pytest.ini tests/gui
-    record "GUI tier (Debian Blender)" $? $(( $(date +%s) - start ))
+    echo "== GUI tier: Debian's Blender 5.2 under Xvfb in the Debian root (driven from $venv)"
+    zips=build/gui-zip  # inside the repository: the root sees it at the same path
+    rm -rf "$zips"
+    status=1
+    if ! { tools/make_venv.sh "$gui" "$venv" && [ -f "$venv/.in-root" ]; }; then
+        echo "error: the GUI tier runs in the Debian root's environment of bpy $gui (a 5.1+ release)" >&2
+    elif ! { tools/make_venv.sh "$default" .venv \
+             && .venv/bin/python tools/build_extension.py --platform linux-x64 --output-dir "$zips"; }; then
+        echo "error: building the linux zip for the GUI tier failed" >&2
+    else
+        MJBLEND_GUI_ZIP=$(pwd)/$(ls "$zips"/mjblend-*linux_x64.zip)
+        export MJBLEND_GUI_ZIP
+        python "$venv" -m pytest -c tests/pytest.ini tests/gui
+        status=$?
+    fi
+    record "GUI tier (Debian's Blender 5.2)" "$status" $(( $(date +%s) - start ))
 fi
 
 echo "== summary$summary"

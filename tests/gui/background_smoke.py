@@ -1,6 +1,6 @@
 """Runs in Debian's Blender executable without a window: `blender --background
---python background_smoke.py -- MODEL OUT.json`. Enables MJBlend as a legacy
-add-on, imports MODEL with the File > Import operator, simulates it, exports it
+--python background_smoke.py -- MODEL OUT.json`. Enables MJBlend (installed
+from its zip), notes where its mujoco comes from, imports MODEL with the File > Import operator, simulates it, exports it
 with the File > Export operator and compiles the export with MuJoCo."""
 
 import json
@@ -16,10 +16,11 @@ model_path, result_path = sys.argv[sys.argv.index("--") + 1:][:2]
 ADDON = os.environ.get("MJBLEND_ADDON", "mjblend")
 report = {"blender": bpy.app.version_string, "errors": []}
 try:
-    import mujoco
-
     addon_utils.enable(ADDON, default_set=True,
                        handle_error=lambda e: report["errors"].append(f"enable: {e!r}"))
+    import mujoco  # the wheel Blender installed with the extension
+
+    report["mujoco"] = mujoco.__file__
     for obj in list(bpy.data.objects):
         bpy.data.objects.remove(obj)
     report["import"] = sorted(bpy.ops.import_scene.mjcf(filepath=model_path))

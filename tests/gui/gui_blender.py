@@ -1,9 +1,12 @@
-"""Runs a script inside Debian's Blender (3.4) with its real user interface,
-on a virtual X screen, with MJBlend loadable as a legacy add-on.
+"""Runs a script inside Debian's Blender 5.2 LTS with its real user interface,
+on a virtual X screen, with MJBlend installed from its extension zip by
+Blender's own extension installer.
 
-`make test` installs what this needs (tools/install_gui_deps.sh): Debian's
-blender, xvfb and xdotool, and mujoco + numpy for Blender's own Python in
-.venv/blender-site. A missing piece is a test failure, never a skip.
+`make test` runs this tier inside the Debian sid root (tools/debian_root.sh:
+Debian's blender, which runs the system's Python 3.14, with Xvfb and xdotool)
+and builds the linux zip first (MJBLEND_GUI_ZIP). Blender installs the zip's
+cp314 wheels (mujoco, pyzmq, msgpack) beside the extension: nothing else gives
+that Python a mujoco. A missing piece is a test failure, never a skip.
 """
 
 import json
@@ -11,34 +14,53 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 
 import numpy as np
-from addon_loader import ADDON, ROOT
+from addon_loader import ADDON
 
 BLENDER = os.environ.get("MJBLEND_GUI_BLENDER", "/usr/bin/blender")
-SITE = os.path.join(ROOT, ".venv", "blender-site")
+ZIP = os.environ.get("MJBLEND_GUI_ZIP", "")
+# The module Blender gives an extension installed into its "user_default" repository.
+REPOSITORY = "user_default"
+EXTENSION = f"bl_ext.{REPOSITORY}.{ADDON}"
 SCREEN = "1600x1000x24"
+_user_folder = []  # Blender's user folder with the extension installed, once per run
 
 
 def check_prerequisites():
     missing = [tool for tool in (BLENDER, "xvfb-run", "xdotool") if not shutil.which(tool)]
-    if not os.path.isdir(os.path.join(SITE, "mujoco")):
-        missing.append(f"mujoco for Blender's Python in {SITE}")
-    assert not missing, (f"GUI test tier needs {missing}: run `make test` "
-                         "(tools/install_gui_deps.sh installs them)")
+    if not os.path.isfile(ZIP):
+        missing.append(f"the linux extension zip in MJBLEND_GUI_ZIP ({ZIP or 'unset'})")
+    assert not missing, (f"GUI test tier needs {missing}: run `make test` (tools/run_tests.sh "
+                         "runs it in the Debian root with the zip it builds)")
 
 
-def _addons(tmp_path):
-    addons = tmp_path / "addons"
-    if not addons.exists():
-        addons.mkdir()
-        os.symlink(ROOT, addons / ADDON)
-    return addons
+def blender_command(*args, timeout=300) -> subprocess.CompletedProcess:
+    """`blender ARGS` as a user of the installed extension runs it (no window)."""
+    return _run([BLENDER, *map(str, args)], _environment(None), timeout)
 
 
-def _environment(tmp_path, env):
-    return {**os.environ, "PYTHONPATH": f"{_addons(tmp_path)}{os.pathsep}{SITE}",
-            "MJBLEND_ADDON": ADDON, **(env or {})}
+def user_folder() -> str:
+    """A Blender user folder (BLENDER_USER_RESOURCES: preferences, extensions) where
+    Blender's own installer (`blender --command extension install-file --enable`)
+    installed MJBlend from the zip; made on first use, shared by the run."""
+    if not _user_folder:
+        check_prerequisites()
+        folder = tempfile.mkdtemp(prefix="mjblend-gui-user-")
+        proc = _run([BLENDER, "--background", "--factory-startup", "--command", "extension", "install-file",
+                     "--repo", REPOSITORY, "--enable", ZIP],
+                    {**os.environ, "BLENDER_USER_RESOURCES": folder}, 300)
+        assert proc.returncode == 0, f"installing {ZIP} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        _user_folder.append(folder)
+    return _user_folder[0]
+
+
+def _environment(tmp_path, env=None):
+    environment = {**os.environ, "BLENDER_USER_RESOURCES": user_folder(), "MJBLEND_ADDON": EXTENSION,
+                   **(env or {})}
+    environment.pop("PYTHONPATH", None)  # nothing but what Blender installed
+    return environment
 
 
 def _run(command, env, timeout):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from addon_loader import ROOT
 from gui_blender import (assert_real_screenshot, leftover_processes, read_report, run_background_script,
-                         run_gui_script)
+                         run_gui_script, user_folder)
 from helpers import CORPUS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,7 +85,8 @@ def test_ctrl_drag_pulls_bodies_with_the_real_mouse(tmp_path):
 
 @pytest.mark.gui
 def test_the_blender_executable_runs_mjblend_in_background(tmp_path):
-    """Import, simulate and export in Debian's real Blender executable, no window."""
+    """Import, simulate and export in Debian's real Blender executable, no window, with
+    the mujoco the extension zip brought (Blender's user folder), bit for bit MuJoCo's."""
     model = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
     if not os.path.exists(model):
         model = os.path.join(ROOT, "examples", "desk_toys.xml")
@@ -95,5 +96,6 @@ def test_the_blender_executable_runs_mjblend_in_background(tmp_path):
     report = read_report(proc, result)
     assert report["import"] == report["simulate"] == report["export"] == ["FINISHED"]
     assert report["time"] == pytest.approx(0.5) and report["same_qpos"]
+    assert report["mujoco"].startswith(os.path.join(user_folder(), "extensions")), report["mujoco"]
     assert report["sizes"][:3] == report["sizes"][3:]
     assert leftover_processes(tmp_path) == []
