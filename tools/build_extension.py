@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Build MJBlend's installable extension zips, one per Blender platform (`make build`).
 
-1. Download the cp311 wheel of each package the extension bundles (`BUNDLED`:
+1. Download the wheels of each package the extension bundles (`BUNDLED`:
    mujoco-core, and the network bridge's pyzmq and msgpack), at the versions
-   pinned in requirements-dev.txt, for each Blender platform into ./wheels/
-   (cached). A platform gets a zip only if every one of them has a wheel for it.
+   pinned in requirements-dev.txt, for every Python a supported Blender runs
+   (`PYTHON_VERSIONS`) and every Blender platform, into ./wheels/ (cached). A
+   platform gets a zip only if every package has a wheel for every Python there.
    Only mujoco-core of MuJoCo: the `mujoco` meta package pulls in the
    viewer/studio and their deps, and Blender already ships numpy. pyzmq's
    wheels carry libzmq; msgpack's its C extension: neither needs more.
-2. Point `wheels = [...]` in blender_manifest.toml at exactly those files.
+2. Point `platforms = [...]` and `wheels = [...]` in blender_manifest.toml at
+   exactly those platforms and files.
 3. Run Blender's own builder (`blender_ext.py build --split-platforms`),
-   `blender_ext.py validate` every zip, and check each zip's contents.
+   `blender_ext.py validate` every zip, and check each zip's contents: for each
+   Python, exactly one wheel of each package that Blender's installer picks.
 
 Standard library only; pip is the running interpreter's (`sys.executable -m pip`).
 """
@@ -31,17 +34,29 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "blender_manifest.toml"
 REQUIREMENTS = ROOT / "requirements-dev.txt"
 WHEELS = ROOT / "wheels"
-PYTHON_VERSION = "3.11"  # Blender 4.2 - 5.0 bundle Python 3.11.
+# Every Python a supported Blender runs: 3.11 (official 4.2 - 5.0), 3.13 (official
+# 5.1 - 5.2) and 3.14 (distribution builds, e.g. Debian's 5.2.2 on the system's Python).
+# Blender's installer picks, per Python, the wheels whose python tag is that version,
+# or stable-ABI (abi3) wheels of that version or older (`blender_picks`).
+PYTHON_VERSIONS = ("3.11", "3.13", "3.14")
 
-# Blender platform -> pip `--platform` tags. pip also accepts older tags of the
-# same family for each (manylinux_2_28 covers 2_27/2_17..., macosx_11_0 covers
-# 10_x and universal2), so one tag per platform, at Blender's own minimums
-# (glibc 2.28, macOS 11), is enough.
+
+def _manylinux(arch: str) -> list[str]:
+    # pip does not count manylinux_2_28 as covering the older manylinux_2_17 /
+    # manylinux2014 (a wheel tagged only with those would not match), so name each,
+    # up to Blender's own minimum, glibc 2.28.
+    return [f"manylinux2014_{arch}"] + [f"manylinux_2_{minor}_{arch}" for minor in range(17, 29)]
+
+
+# Every platform Blender's extension system knows -> pip `--platform` tags. pip counts
+# macosx_11_0 as covering 10_x and universal2 (Blender's minimum is macOS 11).
 PIP_PLATFORMS = {
-    "linux-x64": ["manylinux_2_28_x86_64"],
-    "windows-x64": ["win_amd64"],
-    "macos-arm64": ["macosx_11_0_arm64"],
+    "linux-x64": _manylinux("x86_64"),
+    "linux-arm64": _manylinux("aarch64"),
     "macos-x64": ["macosx_11_0_x86_64"],
+    "macos-arm64": ["macosx_11_0_arm64"],
+    "windows-x64": ["win_amd64"],
+    "windows-arm64": ["win_arm64"],
 }
 # Used to recognise an already downloaded wheel's platform from its file name.
 _WHEEL_OS = {"linux": "manylinux", "windows": "win", "macos": "macosx"}
@@ -52,7 +67,8 @@ _WHEEL_ARCH = {"x64": ("x86_64", "amd64", "universal2"), "arm64": ("arm64", "aar
 BUNDLED = ("mujoco-core", "pyzmq", "msgpack")
 
 # Paths that must never end up in a zip (the manifest's [build] excludes them).
-FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv", ".git/", ".ci/")
+FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv", ".git/", ".ci/",
+                    "MUJOCO_LOG.TXT")
 
 
 class BuildError(Exception):
@@ -87,26 +103,52 @@ def wheel_fits(wheel: str, platform: str) -> bool:
     return any(t.startswith(_WHEEL_OS[os_name]) and t.endswith(_WHEEL_ARCH[arch]) for t in tags)
 
 
-def python_fits(wheel: str) -> bool:
-    """Whether Blender's Python 3.11 loads the wheel: cp311 itself, or a stable-ABI
-    wheel of 3.11 or older (what pip would pick for `--python-version 3.11`)."""
-    python, abi = wheel.removesuffix(".whl").split("-")[-3:-1]
-    if abi == "abi3":
-        return any(re.fullmatch(r"cp3(\d+)", tag) and int(tag[3:]) <= 11 for tag in python.split("."))
-    return "cp311" in python.split(".")
+def blender_picks(wheel: str, python: str) -> bool:
+    """Whether Blender's installer on Python `python` ("3.13") picks the wheel, by its
+    python and abi tags (bl_pkg's `_extensions_wheel_filter_for_this_system`): a python
+    tag of that version (or of its major version alone, `py3`), or a stable-ABI wheel
+    (abi3) of that version or older. Like Blender it looks at no other abi tag: a
+    free-threaded `cp314t` wheel would pass for 3.14 (the build never takes one)."""
+    major, minor = map(int, python.split("."))
+    python_tags, abi_tags = (t.split(".") for t in wheel.removesuffix(".whl").split("-")[-3:-1])
+    stable = any(re.fullmatch(r"abi\d+", t) for t in abi_tags)
+    for tag in python_tags:
+        match = re.match(r"(?:cp|py)(\d)(\d*)", tag)
+        if not match:
+            continue
+        tag_major, tag_minor = int(match[1]), int(match[2]) if match[2] else None
+        if tag_minor is None:
+            if tag_major == major:
+                return True
+        elif (tag_major, tag_minor) == (major, minor) or (
+                stable and tag_major == major and tag_minor <= minor):
+            return True
+    return False
 
 
-def ensure_wheel(package: str, version: str, platform: str) -> str | None:
-    """File name of `package`'s wheel for `platform` in WHEELS, or None if PyPI has none."""
+def free_threaded(wheel: str) -> bool:
+    """A free-threaded build's wheel (abi tag `cp314t`): never bundled, since Blender's
+    filter would take it for a plain cp314 one and load two of the package."""
+    return any(re.fullmatch(r"cp\d+t", t) for t in wheel.removesuffix(".whl").split("-")[-2].split("."))
+
+
+def ensure_wheel(package: str, version: str, platform: str, python: str) -> str | None:
+    """File name of `package`'s wheel for `platform` and Python `python` in WHEELS,
+    or None if PyPI has none."""
     prefix = wheel_prefix(package, version)
-    cached = sorted(p.name for p in WHEELS.glob(f"{prefix}*.whl")
-                    if wheel_fits(p.name, platform) and python_fits(p.name))
-    if cached:
+    exact = "cp" + python.replace(".", "")
+    cached = sorted((p.name for p in WHEELS.glob(f"{prefix}*.whl")
+                     if wheel_fits(p.name, platform) and blender_picks(p.name, python)
+                     and not free_threaded(p.name)),
+                    key=lambda name: (exact not in name.split("-")[-3].split("."), name))
+    if cached:  # (one made for this very Python before a stable-ABI one)
         return cached[0]
-    # Download into a scratch directory so the new file is unambiguous.
+    # Download into a scratch directory so the new file is unambiguous. The explicit
+    # abis (this Python's own, and the stable ABI) keep pip off free-threaded wheels.
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--python-version", PYTHON_VERSION, "--implementation", "cp", "--dest", tmp]
+               "--python-version", python, "--implementation", "cp",
+               "--abi", exact, "--abi", "abi3", "--dest", tmp]
         for tag in PIP_PLATFORMS[platform]:
             cmd += ["--platform", tag]
         proc = run(cmd + [f"{package}=={version}"])
@@ -115,25 +157,58 @@ def ensure_wheel(package: str, version: str, platform: str) -> str | None:
             # and when it cannot reach PyPI at all; only the latter retries.
             if "No matching distribution found" in proc.stderr and "Retrying" not in proc.stderr:
                 return None
-            raise BuildError(f"pip download of {package} failed for {platform}:\n{proc.stderr}")
+            raise BuildError(f"pip download of {package} failed for {platform}, Python {python}:\n"
+                             f"{proc.stderr}")
         (wheel,) = Path(tmp).glob("*.whl")
         WHEELS.mkdir(exist_ok=True)
         shutil.move(wheel, WHEELS / wheel.name)
         return wheel.name
 
 
-def update_manifest_wheels(wheels: list[str]) -> None:
-    """Rewrite only the `wheels = [...]` list (one wheel per line); the rest of the
-    file stays byte-identical."""
+def update_manifest(platforms: list[str], wheels: list[str]) -> None:
+    """Rewrite only the `platforms = [...]` and `wheels = [...]` lists (one wheel per
+    line); the rest of the file stays byte-identical."""
     text = MANIFEST.read_text()
-    listing = "wheels = [\n" + "".join(f'  "./wheels/{w}",\n' for w in sorted(set(wheels))) + "]"
-    # (a wheel's file name never holds "]": the list ends at the first one)
-    new_text, count = re.subn(r"^wheels = \[[^\]]*\]", lambda _m: listing, text, flags=re.MULTILINE)
-    if count != 1:
-        raise BuildError(f"expected exactly one 'wheels = [...]' in {MANIFEST}, found {count}")
+    listings = {
+        "platforms": "platforms = [" + ", ".join(f'"{p}"' for p in platforms) + "]",
+        "wheels": "wheels = [\n" + "".join(f'  "./wheels/{w}",\n' for w in sorted(set(wheels))) + "]",
+    }
+    new_text = text
+    for key, listing in listings.items():
+        # (a platform's or wheel's name never holds "]": the list ends at the first one)
+        new_text, count = re.subn(rf"^{key} = \[[^\]]*\]", lambda _m, listing=listing: listing, new_text,
+                                  flags=re.MULTILINE)
+        if count != 1:
+            raise BuildError(f"expected exactly one '{key} = [...]' in {MANIFEST}, found {count}")
     if new_text != text:
         MANIFEST.write_text(new_text)
-        print(f"updated {MANIFEST.name}: {len(set(wheels))} wheels")
+        print(f"updated {MANIFEST.name}: {len(platforms)} platforms, {len(set(wheels))} wheels")
+
+
+def picks_problems(wheels: list[str], platform: str, versions: dict[str, str]) -> list[str]:
+    """What is wrong with `wheels` as one platform's zip: for each Python, Blender's
+    installer must pick exactly one wheel of each BUNDLED package at its pinned
+    version, and every wheel must be a `platform` one that some Python picks."""
+    problems = []
+    for package, version in versions.items():
+        prefix = wheel_prefix(package, version)
+        ours = [w for w in wheels if w.rsplit("/", 1)[-1].startswith(prefix)]
+        for python in PYTHON_VERSIONS:
+            picked = sorted(w for w in ours if blender_picks(w, python))
+            if len(picked) != 1:
+                problems.append(f"Python {python} picks {len(picked)} {package} {version} wheels, "
+                                f"not 1: {picked}")
+    for wheel in wheels:
+        name = wheel.rsplit("/", 1)[-1]
+        if not wheel_fits(name, platform):
+            problems.append(f"bundles {name}, not a {platform} wheel")
+        if free_threaded(name):
+            problems.append(f"bundles {name}, a free-threaded Python's wheel")
+        if not any(blender_picks(name, python) for python in PYTHON_VERSIONS):
+            problems.append(f"bundles {name}, which no Python {', '.join(PYTHON_VERSIONS)} picks")
+        if not any(name.startswith(wheel_prefix(p, v)) for p, v in versions.items()):
+            problems.append(f"bundles {name}, not a wheel of {', '.join(BUNDLED)} at its pinned version")
+    return problems
 
 
 def blender_ext_path() -> Path:
@@ -149,8 +224,9 @@ def blender_ext_path() -> Path:
 
 
 def check_zip(zip_path: Path, versions: dict[str, str]) -> None:
-    """The zip holds the add-on and its platform's wheels, exactly one of each
-    BUNDLED package at its pinned version, and none of the dev files."""
+    """The zip holds the add-on and its platform's wheels: for each of PYTHON_VERSIONS
+    exactly one of each BUNDLED package at its pinned version that Blender's installer
+    picks (`picks_problems`); and none of the dev files."""
     with zipfile.ZipFile(zip_path) as zf:
         names = set(zf.namelist())
         generated = tomllib.loads(zf.read("blender_manifest.toml").decode())["build"]["generated"]
@@ -159,13 +235,7 @@ def check_zip(zip_path: Path, versions: dict[str, str]) -> None:
         problems.append("has no __init__.py")
     expected = {w.removeprefix("./") for w in generated["wheels"]}
     (platform,) = generated["platforms"]
-    for package, version in versions.items():
-        prefix = "wheels/" + wheel_prefix(package, version)
-        found = sorted(w for w in expected if w.startswith(prefix))
-        if len(found) != 1:
-            problems.append(f"bundles {len(found)} {package} {version} wheels for {platform}, not 1: {found}")
-        elif not wheel_fits(found[0], platform):
-            problems.append(f"bundles {found[0]}, not a {platform} wheel")
+    problems += picks_problems(sorted(expected), platform, versions)
     problems += [f"misses {w}" for w in sorted(expected - names)]
     problems += [f"has unexpected wheel {n}" for n in sorted(names)
                  if n.endswith(".whl") and n not in expected]
@@ -177,24 +247,34 @@ def build(output_dir: Path, platforms: list[str] | None) -> list[Path]:
     """Zips for `platforms` (None: every platform PyPI has all the wheels for)."""
     versions = pinned_versions()
     print(", ".join(f"{package} {version}" for package, version in versions.items())
-          + f"; Python {PYTHON_VERSION}")
+          + f"; Python {', '.join(PYTHON_VERSIONS)}")
 
     # All platforms, whatever --platform says: the manifest must list the full set.
-    wheels: dict[str, list[str]] = {}  # platform -> its wheel of every BUNDLED package
-    lacking: dict[str, str] = {}  # platform -> the first package PyPI has no wheel of for it
+    wheels: dict[str, list[str]] = {}  # platform -> its wheels of every BUNDLED package, every Python
+    lacking: dict[str, str] = {}  # platform -> the first package PyPI lacks wheels of, and for which Pythons
+    fetched: set[str] = set()  # every wheel found, of a zip's platform or not (the cache keeps them)
     for platform in PIP_PLATFORMS:
-        found = []
+        found: list[str] = []
         for package, version in versions.items():  # (mujoco-core first: it has the fewest platforms)
-            wheel = ensure_wheel(package, version, platform)
-            if wheel is None:
-                lacking[platform] = f"{package} {version}"
+            missing = []
+            for python in PYTHON_VERSIONS:
+                wheel = ensure_wheel(package, version, platform, python)
+                if wheel is None:
+                    missing.append(python)
+                    continue
+                fetched.add(wheel)
+                if wheel not in found:  # (a stable-ABI wheel serves several Pythons)
+                    found.append(wheel)
+            if missing:
+                lacking[platform] = f"{package} {version} for Python {', '.join(missing)}"
                 break
-            found.append(wheel)
         if platform in lacking:
-            print(f"  {platform:12s} NOTE: PyPI has no {lacking[platform]} wheel; no zip for this platform")
-        else:
-            wheels[platform] = found
-            print(f"  {platform:12s} " + ", ".join(found))
+            print(f"  {platform:13s} NOTE: PyPI has no {lacking[platform]}; no zip for this platform")
+            continue
+        if problems := picks_problems(found, platform, versions):
+            raise BuildError(f"{platform}: " + "; ".join(problems))
+        wheels[platform] = found
+        print(f"  {platform:13s} " + "\n  {:13s} ".format("").join(found))
     if not wheels:
         raise BuildError("no platform has a wheel of every bundled package: " + ", ".join(BUNDLED))
     if platforms is None:
@@ -202,10 +282,10 @@ def build(output_dir: Path, platforms: list[str] | None) -> list[Path]:
     elif unavailable := set(platforms) - set(wheels):
         raise BuildError("no wheel for " + "; ".join(f"{p}: {lacking[p]}" for p in sorted(unavailable)))
     used = {wheel for found in wheels.values() for wheel in found}
-    for stale in set(p.name for p in WHEELS.glob("*.whl")) - used:
+    for stale in set(p.name for p in WHEELS.glob("*.whl")) - fetched:
         print(f"removing stale wheels/{stale}")
         (WHEELS / stale).unlink()
-    update_manifest_wheels(sorted(used))
+    update_manifest(list(wheels), sorted(used))
 
     blender_ext = blender_ext_path()
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -220,8 +300,8 @@ def build(output_dir: Path, platforms: list[str] | None) -> list[Path]:
     for zip_path in sorted(output_dir.glob("mjblend-*.zip")):
         platform = zip_path.stem.rsplit("-", 1)[-1].replace("_", "-")  # mjblend-0.1.0-linux_x64
         if platform not in platforms:
-            # Not asked for, or a wheel missing: the manifest still declares every
-            # platform, and a zip without mujoco (or zmq) would install but not work.
+            # Not asked for: the manifest declares every platform that has all the
+            # wheels (a zip without mujoco or zmq would install but not work).
             zip_path.unlink()
             continue
         proc = run([sys.executable, blender_ext, "validate", zip_path])

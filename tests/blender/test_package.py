@@ -5,37 +5,55 @@ the path, brings its own (the wheels pinned in requirements-dev.txt), imports an
 simulates a model with its mujoco, and answers a client's handshake through its
 network bridge with its zmq and msgpack.
 
+Every zip carries those wheels for each Python a supported Blender runs (3.11, 3.13,
+3.14): Blender's own installer code (bl_pkg of the release under test), asked as if it
+ran each of those Pythons on each platform, accepts the zip and picks exactly one wheel
+of each package.
+
 Slow-ish (a few seconds once the wheels are cached in ./wheels; the first run
-downloads the wheels from PyPI).
+downloads the wheels from PyPI). The wheel-picking test needs neither.
 """
 
+import importlib
 import importlib.util
 import json
 import os
 import platform
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 import tomllib
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import addon_loader
 import pytest
-from helpers import site_without_mujoco
+from helpers import load_tool, site_without_mujoco
 
 ROOT = Path(addon_loader.ROOT)
 SITE_PACKAGES = Path(importlib.util.find_spec("bpy").origin).parent.parent
 BLENDER_EXT = next(SITE_PACKAGES.glob("bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
 
-pytestmark = pytest.mark.skipif(
+linux_x64_only = pytest.mark.skipif(
     (platform.system(), platform.machine()) != ("Linux", "x86_64"),
     reason="installs the linux-x64 zip into this machine's bpy",
 )
 
 # The packages the zip bundles: {distribution: import name}
 BUNDLED = {"mujoco-core": "mujoco", "pyzmq": "zmq", "msgpack": "msgpack"}
+# Every Python a supported Blender runs: official 4.2 - 5.0, official 5.1 - 5.2,
+# distribution builds (Debian's 5.2.2).
+PYTHONS = ("3.11", "3.13", "3.14")
+# Blender platform -> what `sysconfig.get_platform()` says there (Blender's installer
+# reads it to match wheels).
+SYSCONFIG_PLATFORMS = {
+    "linux-x64": "linux-x86_64", "linux-arm64": "linux-aarch64",
+    "macos-x64": "macosx-11.0-x86_64", "macos-arm64": "macosx-11.0-arm64",
+    "windows-x64": "win-amd64", "windows-arm64": "win-arm64",
+}
 
 # Run in a fresh interpreter whose path holds bpy, numpy, ... but not the venv's mujoco,
 # zmq or msgpack. After the install it imports a model and simulates it with the bundled
@@ -92,6 +110,13 @@ INSTALL_SCRIPT = textwrap.dedent("""
     bridge.stop()
     host.close()
 
+    # What Blender unpacked (disabling the extension removes it again).
+    import os
+    wheel_site = os.path.dirname(os.path.dirname(mujoco.__file__))
+    unpacked = sorted(os.listdir(wheel_site))
+    extension_modules = sorted(f for _, _, files in os.walk(wheel_site) for f in files
+                               if ".cpython-" in f and f.endswith(".so"))
+
     bpy.ops.preferences.addon_disable(module="bl_ext.user_default.mjblend")
     print(json.dumps({
         "blender": bpy.app.version_string,
@@ -108,6 +133,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
         "msgpack_file": msgpack.__file__, "msgpack_version": ".".join(map(str, msgpack.version)),
         "hello": hello.get("op"), "hello_mujoco": hello.get("mujoco_version"),
         "extensions_dir": bpy.utils.user_resource("EXTENSIONS"),
+        "unpacked": unpacked, "extension_modules": extension_modules,
     }))
 """)
 
@@ -136,6 +162,80 @@ def site_without_bundled(tmp_path):
     return site
 
 
+def wheel_prefix(package):
+    """The file-name start of `package`'s wheels at its pinned version."""
+    return f"{package.replace('-', '_')}-{pinned(package)}-"
+
+
+def installer_picks(wheels, platform_name, python):
+    """The wheels of `wheels` that Blender's installer (bl_pkg of the release under test)
+    unpacks on `platform_name` under Python `python` ("3.13"): its own filter, which reads
+    both from the running interpreter, with those two swapped in."""
+    ops = importlib.import_module("bl_pkg.bl_extension_ops")
+    major, minor = map(int, python.split("."))
+    with mock.patch.object(sys, "version_info", (major, minor, 0, "final", 0)), \
+            mock.patch.object(sysconfig, "get_platform", lambda: SYSCONFIG_PLATFORMS[platform_name]):
+        return ops._extensions_wheel_filter_for_this_system(list(wheels))
+
+
+def install_check(wheels, platform_name, python):
+    """Blender's verdict on installing an extension with these `wheels` on `platform_name`
+    under Python `python`: None, or its error ("This Python version (3.13) isn't
+    compatible with (3.11)"). Blender derives the Python versions from the wheels."""
+    import bpy
+
+    utils = importlib.import_module("bl_pkg.bl_extension_utils")
+    versions = utils.python_versions_from_wheels(wheels)
+    assert not isinstance(versions, str), versions
+    major, minor = map(int, python.split("."))
+    return utils.pkg_manifest_params_compatible_or_error(
+        blender_version_min="4.2.0", blender_version_max="", platforms=[platform_name],
+        python_versions=[".".join(map(str, v)) for v in versions], this_platform=platform_name,
+        this_blender_version=tuple(bpy.app.version), this_python_version=(major, minor, 0),
+        error_fn=print)
+
+
+def assert_one_wheel_per_package_per_python(wheels, platform_name):
+    """For each of PYTHONS, Blender installs the extension on `platform_name` and picks
+    exactly one wheel of each BUNDLED package at its pinned version, and nothing else
+    (no second wheel, e.g. a free-threaded cp314t one, which its filter would take for cp314)."""
+    for python in PYTHONS:
+        assert install_check(wheels, platform_name, python) is None, (platform_name, python)
+        picked = [w.rsplit("/", 1)[-1] for w in installer_picks(wheels, platform_name, python)]
+        for package in BUNDLED:
+            ours = [w for w in picked if w.startswith(wheel_prefix(package))]
+            assert len(ours) == 1, (platform_name, python, picked)
+        assert len(picked) == len(BUNDLED), (platform_name, python, picked)
+        # mujoco-core has no stable-ABI wheel: each Python gets its own build.
+        (mujoco_wheel,) = (w for w in picked if w.startswith(wheel_prefix("mujoco-core")))
+        assert mujoco_wheel.split("-")[2] == "cp" + python.replace(".", ""), mujoco_wheel
+
+
+def test_installer_picks_one_wheel_of_each_package_per_python():
+    """Each zip's wheels (what `blender_ext.py build --split-platforms` puts into it from
+    the manifest, which `make build` keeps in step) install under Python 3.11, 3.13 and
+    3.14, one wheel of each bundled package each. Needs no zip and no download."""
+    blender_ext = importlib.import_module("bl_pkg.cli.blender_ext")
+    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    assert {"linux-x64", "linux-arm64", "macos-arm64", "windows-x64"} <= set(manifest["platforms"])
+    for platform_name in manifest["platforms"]:
+        wheels = blender_ext.paths_filter_wheels_by_platform(manifest["wheels"], platform_name)
+        assert_one_wheel_per_package_per_python(wheels, platform_name)
+    # The check has teeth: a zip of cp311 wheels only is refused on 3.13, as issue 29 saw.
+    cp311_only = [w for w in manifest["wheels"] if "-cp311-" in w]
+    assert "isn't compatible" in (install_check(cp311_only, "linux-x64", "3.13") or "")
+    # tools/build_extension.py checks each zip with its own copy of this filter's rule
+    # (it runs without bpy): the two agree, on these wheels and on the kinds it must refuse.
+    build_extension = load_tool("build_extension")
+    linux = blender_ext.paths_filter_wheels_by_platform(manifest["wheels"], "linux-x64") + [
+        f"./wheels/x-1-{tags}-manylinux_2_28_x86_64.whl"
+        for tags in ("cp314-cp314t", "cp313-cp313t", "cp38-abi3", "cp312-abi3", "cp315-abi3", "py3-none",
+                     "cp312-cp312")]
+    for python in PYTHONS:
+        ours = [w for w in linux if build_extension.blender_picks(w.rsplit("/", 1)[-1], python)]
+        assert ours == installer_picks(linux, "linux-x64", python), python
+
+
 def run(cmd, **kwargs):
     start = time.monotonic()
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs)
@@ -144,22 +244,23 @@ def run(cmd, **kwargs):
     return proc
 
 
+@linux_x64_only
 def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     dist = tmp_path / "dist"
     run([sys.executable, ROOT / "tools" / "build_extension.py",
          "--platform", "linux-x64", "--output-dir", dist])
     (zip_path,) = dist.glob("mjblend-*-linux_x64.zip")
     run([sys.executable, BLENDER_EXT, "validate", zip_path])
-    # One linux wheel of each bundled package at its pinned version; the bridge's
-    # permission declared.
+    # The linux wheels of each bundled package at its pinned version, for every Python:
+    # Blender picks one of each under 3.11, 3.13 and 3.14; the bridge's permission declared.
     with zipfile.ZipFile(zip_path) as zf:
         wheels = sorted(n for n in zf.namelist() if n.endswith(".whl"))
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
-    assert len(wheels) == len(BUNDLED), wheels
-    for package in BUNDLED:
-        prefix = f"wheels/{package.replace('-', '_')}-{pinned(package)}-cp311-"
-        assert sum(w.startswith(prefix) for w in wheels) == 1, (package, wheels)
+    assert wheels == sorted(w.removeprefix("./") for w in manifest["build"]["generated"]["wheels"])
     assert all("linux" in w.rsplit("-", 1)[-1] for w in wheels), wheels
+    for python in PYTHONS:  # (mujoco-core and msgpack: cp311, cp313, cp314; pyzmq: cp311, cp312-abi3)
+        assert any(f"-cp{python.replace('.', '')}-" in w for w in wheels), (python, wheels)
+    assert_one_wheel_per_package_per_python(wheels, "linux-x64")
     assert set(manifest["permissions"]) == {"files", "network"}
 
     # `python -I -S` ignores PYTHONPATH and the venv's site-packages; the script then
@@ -183,6 +284,12 @@ def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     wheel_site = user / "extensions" / ".local" / "lib" / "python3.11" / "site-packages"
     for name in BUNDLED.values():
         assert Path(info[f"{name}_file"]).is_relative_to(wheel_site), info[f"{name}_file"]
+    # It unpacked this Python's wheels only: one of each package, no other Python's builds.
+    dist_infos = [d for d in info["unpacked"] if d.endswith(".dist-info")]
+    for package in BUNDLED:
+        assert sum(d.startswith(wheel_prefix(package).rstrip("-")) for d in dist_infos) == 1, dist_infos
+    assert info["extension_modules"], info["unpacked"]
+    assert all(".cpython-311-" in f for f in info["extension_modules"]), info["extension_modules"]
     assert info["mujoco_version"] == pinned("mujoco-core")
     assert info["pyzmq_version"] == pinned("pyzmq")
     assert info["msgpack_version"] == pinned("msgpack")
