@@ -1,25 +1,28 @@
 # MJBlend developer entry point. `make test` works on a fresh machine.
 #
 # Environments: one per Blender release the suite runs on, each made by
-# tools/make_venv.sh (Python 3.11, that release's bpy module, requirements-dev.txt).
-# .venv holds the default release and is the one demo, bench, build and lint use.
+# tools/make_venv.sh (that release's bpy module and requirements-dev.txt): bpy 4.2 -
+# 5.0 on this machine's Python 3.11, bpy 5.1+ on Python 3.13 inside a Debian sid
+# root (tools/debian_root.sh, which also holds Debian's Blender 5.2 LTS for the GUI
+# tier). .venv holds the default release and is the one demo, bench, build and lint use.
 PYTHON ?= python3.11
-# Every Blender line the manifest supports: 4.2 LTS, 4.5 LTS, 5.0 (newest of each on PyPI).
-BLENDERS ?= 4.2.23 4.5.15 5.0.1
+# Every Blender line the manifest supports: 4.2 LTS, 4.5 LTS, 5.0 (Python 3.11), 5.1 and
+# 5.2 LTS (Python 3.13): the newest of each on PyPI.
+BLENDERS ?= 4.2.23 4.5.15 5.0.1 5.1.2 5.2.3
 BLENDER_DEFAULT := 5.0.1
+# The environment that drives the GUI tier (one of the root's: the GUI tier runs there).
+BLENDER_GUI := 5.2.3
 VENV := .venv
 PY := $(VENV)/bin/python
-GUI_STAMP := $(VENV)/.gui-installed
 
-.PHONY: venv gui-deps demo test test-bpy test-gui test-fuzz build lint schema clean
+.PHONY: venv root demo test test-bpy test-gui test-fuzz build lint schema clean
 
 venv:
 	PYTHON=$(PYTHON) tools/make_venv.sh $(BLENDER_DEFAULT) $(VENV)
 
-# Debian's blender + Xvfb + xdotool, and mujoco for that Blender's Python.
-gui-deps: venv
-	@test -f $(GUI_STAMP) -a $(GUI_STAMP) -nt requirements-dev.txt -a $(GUI_STAMP) -nt tools/install_gui_deps.sh \
-		|| { tools/install_gui_deps.sh && touch $(GUI_STAMP); }
+# The Debian sid root: Python 3.13, Debian's blender 5.2 LTS, Xvfb, xdotool (needs root).
+root:
+	tools/debian_root.sh
 
 # The main job: import a model, simulate it, render demo.png, bake 3 s and render
 # demo.mp4, save demo.blend (with the bake).
@@ -27,19 +30,20 @@ demo: venv
 	$(PY) tools/demo.py
 
 # The whole suite: the bpy tiers on every Blender in BLENDERS (each in its own
-# environment, made on first use), then the GUI tier once (Debian's Blender under
-# Xvfb), then the fuzz tier once (default release). Quick local work: `make test-bpy
+# environment, made on first use), then the GUI tier once (Debian's Blender 5.2 under
+# Xvfb in the root, MJBlend installed from the linux zip), then the fuzz tier once
+# (default release). Quick local work: `make test-bpy
 # BLENDERS=4.5.15` (one release, no GUI tier), `make test-gui` or `make test-fuzz`.
 # tests/pytest.ini holds the options.
-test: gui-deps
-	@status=0; PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDERS) || status=$$?; \
+test: venv root
+	@status=0; PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDER_GUI) $(BLENDERS) || status=$$?; \
 	$(FUZZ) || status=1; exit $$status
 
 test-bpy: venv
 	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) $(BLENDERS)
 
-test-gui: gui-deps
-	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui
+test-gui: venv root
+	@PYTHON=$(PYTHON) tools/run_tests.sh --default $(BLENDER_DEFAULT) --gui $(BLENDER_GUI)
 
 # The fuzz tier (tests/fuzz, issue 16), once, on the default release: a few hundred
 # hostile files made from the corpus, each loaded by MuJoCo and imported in capped
@@ -63,4 +67,4 @@ schema: venv
 	$(PY) tools/gen_schema.py
 
 clean:
-	rm -rf dist wheels .pytest_cache demo.blend demo.png demo.mp4
+	rm -rf dist wheels build .pytest_cache demo.blend demo.png demo.mp4
