@@ -153,7 +153,7 @@ def resolve(model, spec: Spec) -> Channel:
     columns = tuple(range(start, start + width))
     if spec.component != ALL:
         if not 0 <= spec.component < width:
-            raise ValueError(f"the {element} {spec.name} has {width} component{'s' * (width != 1)} "
+            raise ValueError(f"the {element} {spec.name} has {width} component{'s' if width != 1 else ''} "
                              f"(0-{width - 1}), not {spec.component}")
         columns, labels = (columns[spec.component],), (labels[spec.component],)
     return Channel(spec, index, columns, signals, labels)

@@ -47,7 +47,8 @@ def _describe(model, element: str, index: int) -> str:
         return f"{_JOINT_TYPES.get(int(model.jnt_type[index]), '')} joint of body {body}"
     if element == "sensor":
         kind = mujoco.mjtSensor(int(model.sensor_type[index])).name.removeprefix("mjSENS_").lower()
-        return f"{kind}, {model.sensor_dim[index]} value{'s' * (model.sensor_dim[index] != 1)}"
+        dim = int(model.sensor_dim[index])  # (numpy 2: a str times a numpy bool is an error)
+        return f"{kind}, {dim} value{'s' if dim != 1 else ''}"
     return ""
 
 

@@ -227,7 +227,7 @@ def draw() -> None:
     text_size(TEXT_SIZE * scale)
     if placed.left_out and placed.figures:
         frame = placed.figures[0][0]
-        _text(f"{placed.left_out} more plot{'s' * (placed.left_out > 1)}: a taller view shows them",
+        _text(f"{placed.left_out} more plot{'s' if placed.left_out > 1 else ''}: a taller view shows them",
               frame[0], frame[1] + frame[3] + 4 * scale, TEXT)
     if placed.profiler is not None:
         text, x, y, align = placed.profiler
