@@ -143,6 +143,11 @@ def ensure_wheel(package: str, version: str, platform: str, python: str) -> str 
                     key=lambda name: (exact not in name.split("-")[-3].split("."), name))
     if cached:  # (one made for this very Python before a stable-ABI one)
         return cached[0]
+    # What PyPI was found to lack is cached too: a build needs no pip (and no network)
+    # once a build with them has run (the test environments in the Debian root have neither).
+    lacking = WHEELS / f".none-{prefix}{platform}-{exact}"
+    if lacking.exists():
+        return None
     # Download into a scratch directory so the new file is unambiguous. The explicit
     # abis (this Python's own, and the stable ABI) keep pip off free-threaded wheels.
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,6 +161,8 @@ def ensure_wheel(package: str, version: str, platform: str, python: str) -> str 
             # pip says "No matching distribution" both when PyPI has no such wheel
             # and when it cannot reach PyPI at all; only the latter retries.
             if "No matching distribution found" in proc.stderr and "Retrying" not in proc.stderr:
+                WHEELS.mkdir(exist_ok=True)
+                lacking.touch()
                 return None
             raise BuildError(f"pip download of {package} failed for {platform}, Python {python}:\n"
                              f"{proc.stderr}")
