@@ -32,7 +32,7 @@ from unittest import mock
 
 import addon_loader
 import pytest
-from helpers import load_tool, site_without_mujoco
+from helpers import CORPUS, load_tool, site_without_mujoco
 
 ROOT = Path(addon_loader.ROOT)
 SITE_PACKAGES = Path(importlib.util.find_spec("bpy").origin).parent.parent
@@ -269,7 +269,10 @@ def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     site = site_without_bundled(tmp_path)
     user = tmp_path / "blender-user"  # BLENDER_USER_RESOURCES keeps ~/.config/blender untouched
     env = {"PATH": "/usr/bin:/bin", "BLENDER_USER_RESOURCES": str(user)}
-    model = ROOT / "examples" / "desk_toys.xml"
+    # a third-party model (the corpus humanoid) where the corpus is, else the project's own
+    model = Path(CORPUS) / "mujoco_model" / "model" / "humanoid" / "humanoid.xml"
+    if not model.exists():
+        model = ROOT / "examples" / "desk_toys.xml"
     proc = run([sys.executable, "-I", "-S", "-c", INSTALL_SCRIPT, site, zip_path, model], env=env)
     info = json.loads(proc.stdout.strip().splitlines()[-1])
 
