@@ -54,7 +54,7 @@ tools/in_root.sh --root "$DIR" sh -c "
     apt-get -o Acquire::Check-Valid-Until=false install -y -qq --no-install-recommends $(echo $PACKAGES) >/tmp/apt.log 2>&1 ||
     { tail -30 /tmp/apt.log; exit 1; }"
 # cattrs (pure Python) for the system Python 3.14 that Debian's Blender runs.
-python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
     --target "$DIR/usr/local/lib/python3.14/dist-packages" "$CATTRS" 2>&1 | grep -v "^WARNING: Location" || true
 tools/in_root.sh --root "$DIR" blender --version | head -1
 echo "$want" > "$stamp"
