@@ -38,8 +38,8 @@ class Served:
         self.bridge.start()
         self._clients = []
 
-    def client(self, hello=True, **fields) -> WireClient:
-        client = WireClient(self.request_port)
+    def client(self, hello=True, timeout_ms=10000, **fields) -> WireClient:
+        client = WireClient(self.request_port, timeout_ms=timeout_ms)
         self._clients.append(client)
         if hello:
             reply = client.hello(**fields)

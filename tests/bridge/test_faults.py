@@ -162,7 +162,9 @@ def test_client_killed_mid_request(serve):
     child.kill()
     child.wait(10)
     child.stdout.close()
-    other = served.client()  # (the long step may still be running: step_timeout, then served)
+    # The long step may still be running (step_timeout, then served): 200000 humanoid
+    # steps take ~4 s alone, three times that on a machine busy with other suites.
+    other = served.client(timeout_ms=60000)
     deadline = time.perf_counter() + 30
     while other.call("get_state")["op"] != "get_state_ok" and time.perf_counter() < deadline:
         time.sleep(0.1)
