@@ -21,13 +21,17 @@ _atlases: dict = {}  # (texts, size) -> Atlas
 
 
 class Atlas:
-    """`texts` drawn in `color` on transparent, one cell each, in a texture of its own."""
+    """`texts` drawn in `color` on transparent, one cell each, in a texture of its own.
+    The texture holds `color` itself in every texel and the text's coverage in alpha
+    (not colour times coverage): the image shader reads a texture's colour as sRGB and
+    turns it linear when the view draws into an sRGB framebuffer (Blender 5.2 does),
+    which darkens premultiplied edges; a constant colour reads the same either way."""
 
     def __init__(self, texts: tuple, size: float, color: tuple):
         text_size(size)
         widths = [blf.dimensions(0, text)[0] for text in texts]
         _width, tall = blf.dimensions(0, "Ag")  # (one line's height, descender included)
-        self.descent = tall * 0.3
+        self.descent = round(tall * 0.3)  # (whole pixels: see draw)
         self.cell = (int(max(widths, default=1)) + 2 * PAD + 1, int(tall) + 2 * PAD + 1)
         self.columns = max(1, min(len(texts), MAX_SIDE // self.cell[0]))
         rows = -(-len(texts) // self.columns)
@@ -38,7 +42,8 @@ class Atlas:
         width, height = self.size
         pixels = Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
         with self.offscreen.bind():
-            gpu.state.active_framebuffer_get().clear(color=(0.0, 0.0, 0.0, 0.0))
+            # (blf blends colour over colour: the colour stays, the alpha is the coverage)
+            gpu.state.active_framebuffer_get().clear(color=(*color[:3], 0.0))
             with gpu.matrix.push_pop(), gpu.matrix.push_pop_projection():
                 gpu.matrix.load_matrix(Matrix.Identity(4))
                 gpu.matrix.load_projection_matrix(pixels)
@@ -59,14 +64,16 @@ class Atlas:
         w, h = self.cell
         corners = np.array([(0, 0), (w, 0), (w, h), (0, 0), (w, h), (0, h)], float)  # two triangles
         cell = np.stack([(index % self.columns) * w, (index // self.columns) * h], axis=1).astype(float)
-        origin = at[index] - (PAD, PAD + self.descent)
+        # whole pixels, texel on pixel: at a fraction of a pixel the texture's filtering
+        # blurs the text's one-pixel strokes grey (Blender 5.2 samples it linearly)
+        origin = np.round(at[index]) - (PAD, PAD + self.descent)
         pos = (origin[:, None] + corners[None]).reshape(-1, 2)
         uv = ((cell[:, None] + corners[None]) / np.array(self.size, float)).reshape(-1, 2)
         shader = builtin_shader("IMAGE", "2D_IMAGE")
         batch = batch_for_shader(shader, "TRIS", {"pos": pos.astype("f4"), "texCoord": uv.astype("f4")})
         shader.bind()
         shader.uniform_sampler("image", self.offscreen.texture_color)
-        gpu.state.blend_set("ALPHA_PREMULT")  # (blf blended the text into a transparent texture)
+        gpu.state.blend_set("ALPHA")  # (straight alpha: see the class)
         batch.draw(shader)
         gpu.state.blend_set("NONE")
 
