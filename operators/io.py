@@ -79,7 +79,7 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
 
     def invoke(self, context, _event):
         self._paths = [f.name for f in self.files]
-        self._imported, self._job = [], None
+        self._imported, self._job, self._status = [], None, None
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
         context.window_manager.modal_handler_add(self)
         return {"RUNNING_MODAL"}
@@ -101,7 +101,12 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
                 self.report({"ERROR"}, str(error))
                 return {"RUNNING_MODAL"}
         if not self._job.poll():
-            context.workspace.status_text_set(f"{self._job.status}; Esc to cancel")
+            status = f"{self._job.status}; Esc to cancel"
+            # (it changes once a second; each call redraws the window: ten a second left
+            # Blender 5.2 on software OpenGL half as responsive)
+            if status != self._status:
+                self._status = status
+                context.workspace.status_text_set(status)
             return {"RUNNING_MODAL"}
         result = _build(self, context, self._job, context.window_manager)
         self._job = None

@@ -57,7 +57,15 @@ def steps():
     report["children_before"] = children()
     objects_before = len(bpy.data.objects)
     bpy.app.timers.register(tick)
-    yield 0.2
+    # Blender 5.2 redraws the 3D view over and over for its first few seconds (also with
+    # no add-on; ~0.45 s a frame on llvmpipe, the timer ticking only between frames):
+    # the load starts once the timer ticks at its rate (10 ticks in a row), as it does
+    # whenever Blender is idle
+    settling = time.perf_counter()
+    while time.perf_counter() - settling < 20 and not (
+            len(ticks) > 10 and max(b - a for a, b in zip(ticks[-11:-1], ticks[-10:], strict=True)) < 0.1):
+        yield 0.1
+    report["settled_in"] = time.perf_counter() - settling
 
     import_invoke(million)
     start = time.perf_counter()
