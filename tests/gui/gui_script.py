@@ -95,16 +95,16 @@ def look(area, location, euler, distance) -> None:
 
 
 def open_sidebar_tab(window, area, panel):
-    """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
-    from Python: click down the tab strip (the sidebar's right edge) until `panel`
-    draws (record_draws must watch it), then park the pointer over the viewport."""
+    """(Generator) The sidebar (it opens on another tab) switched to the tab of `panel`
+    (its bl_category) until `panel` draws (record_draws must watch it; at most 6 s),
+    then the pointer parked over the viewport. (Not clicks down the tab strip: on
+    Blender 5 a click on the active tab collapses the sidebar to its tabs.)"""
     sidebar = next(r for r in area.regions if r.type == "UI")
-    top = window.height - (sidebar.y + sidebar.height)  # X11 y grows downwards
-    for offset in range(30, min(sidebar.height, 600), 25):
+    sidebar.active_panel_category = getattr(bpy.types, panel).bl_category
+    for _ in range(20):
         if panel in report["drawn"]:
             break
-        subprocess.run(["xdotool", "mousemove", str(sidebar.x + sidebar.width - 10), str(top + offset),
-                        "click", "1"], check=True)
+        area.tag_redraw()
         yield 0.3
     subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
                     str(window.height - (area.y + area.height // 2))], check=True)
