@@ -157,7 +157,12 @@ def play_invoke():
 
 
 def screenshot_view(path):
-    """A screenshot of the largest 3D view (the physics thread parked meanwhile)."""
+    """A screenshot of the largest 3D view as it is now: the window drawn once (the
+    screen keeps the last frame Blender showed, ~1 s old here), then read from the X
+    server (gui_x11: Blender's own screenshot operators save a black frame here)."""
+    import gui_x11
+
     window, area, _region = view3d()
     with physics_parked(running_simulation()), bpy.context.temp_override(window=window, area=area):
-        bpy.ops.screen.screenshot_area(filepath=path)
+        bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
+    gui_x11.screenshot_area(path, window, area)

@@ -2,8 +2,8 @@
 
 Imports examples/desk_toys.xml, starts `mujoco.play` with INVOKE (the modal
 operator on a real window-manager timer), lets it run, opens the MuJoCo tab
-of the viewport sidebar (clicking its tab as a user would), pauses, stops,
-and writes what it saw to MJBLEND_RESULT; a screenshot of the running
+of the viewport sidebar (gui_script.open_sidebar_tab), pauses, stops, and
+writes what it saw to MJBLEND_RESULT; a screenshot of the running
 simulation goes to MJBLEND_SCREENSHOT.
 
 Usage (tests/gui/test_gui_simulation.py does this):

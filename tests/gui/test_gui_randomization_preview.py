@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 from addon_loader import ROOT
-from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script
+from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script, screenshot_pixels
 from helpers import needs_corpus
 
 DOCS = os.path.join(ROOT, "docs", "images")
@@ -54,5 +54,12 @@ def test_the_preview_screenshot(preview):
     _proc, _report, folder = preview
     picture = folder / "preview.png"
     assert_real_screenshot(picture)
+    # the four humanoids are drawn (only the preview's instancer draws them, tan on the
+    # grey floor): pixels with red > green > blue between the toolbar and the sidebar
+    rgb = screenshot_pixels(picture)
+    middle = rgb[:, int(0.1 * rgb.shape[1]):int(0.75 * rgb.shape[1])]
+    red, green, blue = middle[..., 0], middle[..., 1], middle[..., 2]
+    drawn = ((red > green) & (green > blue) & (red - blue > 0.08)).sum()
+    assert drawn > 5000, f"{drawn} humanoid pixels: the preview drew nothing"
     if os.environ.get("MJBLEND_UPDATE_DOCS") == "1":
         shutil.copyfile(picture, os.path.join(DOCS, "randomization-preview.png"))
