@@ -3,31 +3,21 @@
 
 This file only registers the add-on (app/registration.py does the work); the
 folders are the pipeline's stages, each named for its job in its __init__.py
-(map: docs/developing.md, "Layout").
+(map: docs/developing.md, "Layout"). Blender (4.2 or newer) reads the
+extension's name, version and requirements from blender_manifest.toml.
 """
-
-# Read by Blender 3.4 - 4.1, which load this folder as a legacy add-on.
-# Blender 4.2+ reads blender_manifest.toml instead.
-bl_info = {
-    "name": "MJBlend",
-    "author": "MJBlend developers",
-    "version": (0, 1, 0),
-    "blender": (3, 4, 0),
-    "location": "File > Import/Export, Properties > Object > MuJoCo",
-    "description": "MuJoCo scene editor and simulator",
-    "category": "Physics",
-}
 
 
 class MuJoCoMissing(ImportError):
-    """Blender's Python cannot import mujoco (a legacy install without it)."""
+    """Blender's Python cannot import mujoco (no bundled wheel fits this Blender,
+    or the folder was enabled without the extension's wheels)."""
 
 
 def _require_mujoco():
     """Raise one clear message when Blender's Python has no MuJoCo bindings.
 
-    The extension zip (Blender 4.2+) bundles the mujoco-core wheel; a Blender
-    that loads this folder as a legacy add-on needs it installed by hand.
+    The extension zip bundles the mujoco-core wheel; this folder enabled without
+    the zip's wheels (a development checkout) needs it installed by hand.
     """
     try:
         import mujoco  # noqa: F401
@@ -38,9 +28,9 @@ def _require_mujoco():
 
         raise MuJoCoMissing(
             f"MJBlend needs MuJoCo's Python bindings, which this Blender's Python cannot import "
-            f"({exc}). Install them with:  \"{sys.executable}\" -m pip install "
-            f"mujoco-core=={MUJOCO_VERSION}  (or, on Blender 4.2 and later, install the MJBlend "
-            f"extension zip, which bundles them). Nothing was registered.") from None
+            f"({exc}). Install the MJBlend extension zip, which bundles them, or install them into "
+            f"this Blender's Python with:  \"{sys.executable}\" -m pip install "
+            f"mujoco-core=={MUJOCO_VERSION}. Nothing was registered.") from None
 
 
 def register():

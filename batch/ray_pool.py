@@ -221,8 +221,8 @@ def _model_bytes(model: mujoco.MjModel) -> bytes:
 
 def _ship_by_value(ray) -> None:
     """Actors get this package's code inside their pickles instead of importing it,
-    so a worker needs no copy of MJBlend (whose package name differs between a test,
-    a legacy add-on and a Blender extension)."""
+    so a worker needs no copy of MJBlend (whose package name differs between a test
+    and a Blender extension)."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__package__])
 
 

@@ -1,7 +1,7 @@
 """Holding the bridge's threads where they hold nothing, while Blender's main thread
 does something that must not meet another Python thread (Runner.parked: Blender
-3.4 resolves a context override without the GIL and can crash if another thread
-holds it then).
+4.2 - 5.0, on Python 3.11, resolve a context override without the GIL and can
+crash if another thread holds it then; tests/blender/test_context_override.py).
 
 Each thread calls `Hold.point()` once per turn of its loop, where it holds no lock;
 `Hold.parked(threads, wake)` stops them there until the body has run.

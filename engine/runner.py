@@ -162,9 +162,10 @@ class Runner:
     @contextlib.contextmanager
     def parked(self, timeout: float = 5.0):
         """Hold the physics thread in a wait that holds no GIL (between two steps)
-        while the body runs. Blender (3.4 here, with Python 3.11) resolves a context
-        override (`temp_override`, an operator's context dict) without the GIL when
-        another Python thread holds it, and can crash: a script calling operators
+        while the body runs. Blender on Python 3.11 (4.2 LTS, 4.5 LTS, 5.0; 5.2 on
+        3.13 does not) resolves a context override (`temp_override`) inside an operator
+        called from Python without the GIL when another Python thread holds it, and
+        crashes (tests/blender/test_context_override.py): a script calling operators
         with an override while a simulation plays does it inside this. Other threads
         that run Python beside it (`companions`: the bridge's) are held first, so
         none is left to take the GIL; while the simulation is lent (Runner.lend) the

@@ -28,9 +28,9 @@ linear space, so Blender's pictures look lighter; the numbers are the same.
 Mappings of MuJoCo's (OpenGL fixed-function) material to the Principled BSDF
 ---------------------------------------------------------------------------
 - rgba          -> Base Color; alpha -> Alpha, and the material switches to
-                   blended transparency (EEVEE 4.2+ `surface_render_method`
-                   "BLENDED", older EEVEE `blend_method` "BLEND"; Cycles
-                   needs nothing) whenever alpha < 1 or a texture has alpha.
+                   blended transparency (EEVEE's `surface_render_method`
+                   "BLENDED"; Cycles needs nothing) whenever alpha < 1 or a
+                   texture has alpha.
                    `diffuse_color` (Solid mode, Workbench) = rgba too.
 - emission      -> Emission Color = the base colour (rgba x texture), Emission
                    Strength = emission (MuJoCo: GL emission = emission * rgba).
@@ -116,7 +116,6 @@ import bpy
 import mujoco
 import numpy as np
 
-from .. import blender_compat as compat
 from ..components.stored_keys import LOOK, NODE_GROUP_VERSION, PACK_ON_SAVE, TEXCOORD, TEXTURE_ALPHA
 
 CUBE_GROUP = "MuJoCo cube map"
@@ -351,11 +350,7 @@ class _Math:
 
 
 def _new_group_socket(group, name, in_out, socket_type, default=None):
-    if compat.NODE_TREE_INTERFACE:
-        socket = group.interface.new_socket(name, in_out=in_out, socket_type=socket_type)
-    else:  # Blender 3.x
-        sockets = group.inputs if in_out == "INPUT" else group.outputs
-        socket = sockets.new(socket_type, name)
+    socket = group.interface.new_socket(name, in_out=in_out, socket_type=socket_type)
     if default is not None:
         socket.default_value = default
     return socket
@@ -438,22 +433,9 @@ def _socket(sockets, identifier):
     return next(s for s in sockets if s.identifier == identifier)
 
 
-def _input(node, *names):
-    """A node input by the first name that exists (socket names differ across Blender versions)."""
-    for name in names:
-        if name in node.inputs:
-            return node.inputs[name]
-    return None
-
-
 def _set_transparency(material, transparent: bool):
-    if compat.SURFACE_RENDER_METHOD:
-        material.surface_render_method = "BLENDED" if transparent else "DITHERED"
-    else:
-        material.blend_method = "BLEND" if transparent else "OPAQUE"
-        material.shadow_method = "HASHED" if transparent else "OPAQUE"
-    if compat.HAS_TRANSPARENT_SHADOW:
-        material.use_transparent_shadow = transparent
+    material.surface_render_method = "BLENDED" if transparent else "DITHERED"
+    material.use_transparent_shadow = transparent
 
 
 def _new_material(name: str) -> bpy.types.Material:
@@ -627,14 +609,12 @@ class Looks:
         specular = min(max(surface.specular, 0.0), 1.0)
         bsdf.inputs["Roughness"].default_value = roughness
         bsdf.inputs["Metallic"].default_value = metallic
-        _input(bsdf, "Specular IOR Level", "Specular").default_value = specular
-        _input(bsdf, "Emission Strength").default_value = surface.emission
+        bsdf.inputs["Specular IOR Level"].default_value = specular
+        bsdf.inputs["Emission Strength"].default_value = surface.emission
         if surface.reflectance > 0:
-            _input(bsdf, "Coat Weight", "Clearcoat").default_value = 1.0
-            _input(bsdf, "Coat Roughness", "Clearcoat Roughness").default_value = 0.0
-            coat_ior = _input(bsdf, "Coat IOR")
-            if coat_ior is not None:
-                coat_ior.default_value = reflectance_to_coat_ior(surface.reflectance)
+            bsdf.inputs["Coat Weight"].default_value = 1.0
+            bsdf.inputs["Coat Roughness"].default_value = 0.0
+            bsdf.inputs["Coat IOR"].default_value = reflectance_to_coat_ior(surface.reflectance)
         # Solid-mode (Workbench) counterparts
         material.roughness = roughness
         material.metallic = metallic
@@ -648,7 +628,7 @@ class Looks:
         bsdf = _principled(material)
         bsdf.inputs["Base Color"].default_value = rgba
         bsdf.inputs["Alpha"].default_value = rgba[3]
-        _input(bsdf, "Emission Color", "Emission").default_value = rgba[:3] + [1.0]
+        bsdf.inputs["Emission Color"].default_value = rgba[:3] + [1.0]
         tint = nodes.get("MuJoCo rgba")
         if tint is not None:
             _socket(tint.inputs, "B_Color").default_value = rgba
@@ -702,7 +682,7 @@ class Looks:
         _socket(tint.inputs, "Factor_Float").default_value = 1.0
         n.link(image_node.outputs["Color"], _socket(tint.inputs, "A_Color"))
         n.link(_socket(tint.outputs, "Result_Color"), bsdf.inputs["Base Color"])
-        n.link(_socket(tint.outputs, "Result_Color"), _input(bsdf, "Emission Color", "Emission"))
+        n.link(_socket(tint.outputs, "Result_Color"), bsdf.inputs["Emission Color"])
         if has_alpha:
             alpha = n.add("ShaderNodeMath", 0, 100, name="MuJoCo alpha", label="MuJoCo alpha",
                           operation="MULTIPLY")
@@ -750,10 +730,9 @@ class Looks:
             y -= 300
         emissive = layers[roles.mjTEXROLE_EMISSIVE]
         if emissive >= 0:
-            n.link(sample(emissive, y, "MuJoCo emissive").outputs["Color"],
-                   _input(bsdf, "Emission Color", "Emission"))
-            strength = _input(bsdf, "Emission Strength")
-            if strength is not None and strength.default_value == 0:
+            n.link(sample(emissive, y, "MuJoCo emissive").outputs["Color"], bsdf.inputs["Emission Color"])
+            strength = bsdf.inputs["Emission Strength"]
+            if strength.default_value == 0:
                 strength.default_value = 1.0
 
     def _coordinates(self, n, mat_id: int, tex_id: int, y: float):

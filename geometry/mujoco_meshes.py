@@ -42,10 +42,7 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
     mesh = bpy.data.meshes.new(name)
     verts = np.ascontiguousarray(verts, dtype=np.float32).reshape(-1, 3)
     mesh.vertices.add(len(verts))
-    if compat.ATTRIBUTE_MESH:
-        mesh.attributes["position"].data.foreach_set("vector", verts.ravel())
-    else:
-        mesh.vertices.foreach_set("co", verts.ravel())
+    mesh.attributes["position"].data.foreach_set("vector", verts.ravel())
     if edges is not None and len(edges):
         edges = np.ascontiguousarray(edges, dtype=np.int32).reshape(-1, 2)
         mesh.edges.add(len(edges))
@@ -57,14 +54,9 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
         corners = corners.ravel()
         loop_start = np.asarray(loop_start, dtype=np.int32)
         mesh.loops.add(len(corners))
-        if compat.ATTRIBUTE_MESH:
-            mesh.attributes[".corner_vert"].data.foreach_set("value", corners)
-        else:
-            mesh.loops.foreach_set("vertex_index", corners)
+        mesh.attributes[".corner_vert"].data.foreach_set("value", corners)
         mesh.polygons.add(len(loop_start))
-        mesh.polygons.foreach_set("loop_start", loop_start)
-        if compat.SET_LOOP_TOTAL:
-            mesh.polygons.foreach_set("loop_total", np.diff(loop_start, append=len(corners)))
+        mesh.polygons.foreach_set("loop_start", loop_start)  # each face's corner count follows
         _set_smooth(mesh, np.broadcast_to(np.asarray(smooth, dtype=bool), (len(loop_start),)))
     mesh.update(calc_edges=True)
     return mesh
@@ -72,9 +64,6 @@ def _new_mesh(name, verts, corners=None, loop_start=None, edges=None, smooth=Fal
 
 def _set_smooth(mesh, smooth):
     """Per-face smooth (True) or flat (False) shading."""
-    if not compat.ATTRIBUTE_MESH:
-        mesh.polygons.foreach_set("use_smooth", np.ascontiguousarray(smooth))
-        return
     sharp = mesh.attributes.get("sharp_face")
     if smooth.all():  # no "sharp_face" attribute = all smooth
         if sharp is not None:
@@ -91,10 +80,7 @@ def _set_uvs(mesh, uv_per_corner, from_mujoco=True, name="UVMap"):
     if from_mujoco:
         uv[:, 1] = 1.0 - uv[:, 1]
     layer = mesh.uv_layers.new(name=name)
-    if compat.UV_VECTOR_ARRAY:
-        layer.uv.foreach_set("vector", uv.ravel())
-    else:
-        layer.data.foreach_set("uv", uv.ravel())
+    layer.uv.foreach_set("vector", uv.ravel())
 
 
 def _set_corner_normals(mesh, normals):
@@ -104,8 +90,6 @@ def _set_corner_normals(mesh, normals):
         attribute = mesh.attributes.new("custom_normal", "FLOAT_VECTOR", "CORNER")
         attribute.data.foreach_set("vector", normals.ravel())
         return
-    if compat.NEEDS_AUTO_SMOOTH:
-        mesh.use_auto_smooth = True
     _split_fans_where_normals_differ(mesh, normals)
     mesh.normals_split_custom_set(normals)
 
@@ -121,8 +105,8 @@ def _split_fans_where_normals_differ(mesh, normals):
     exactly where MuJoCo's normals part, so every corner keeps its own.
     """
     count = len(mesh.loops)
-    verts = _corner_ints(mesh, ".corner_vert", "vertex_index")
-    edges = _corner_ints(mesh, ".corner_edge", "edge_index")
+    verts = _corner_ints(mesh, ".corner_vert")
+    edges = _corner_ints(mesh, ".corner_edge")
     starts = np.empty(len(mesh.polygons), np.int32)
     mesh.polygons.foreach_get("loop_start", starts)
     # The corner after each corner in its face: corner i's edge runs from verts[i] to verts[after[i]].
@@ -138,10 +122,7 @@ def _split_fans_where_normals_differ(mesh, normals):
     parted = (np.abs(low - low[first]).max(axis=1) > 1e-6) | (np.abs(high - high[first]).max(axis=1) > 1e-6)
     sharp = np.zeros(len(mesh.edges), bool)
     sharp[edges[parted]] = True
-    if compat.ATTRIBUTE_MESH:
-        mesh.attributes.new("sharp_edge", "BOOLEAN", "EDGE").data.foreach_set("value", sharp)
-    else:
-        mesh.edges.foreach_set("use_edge_sharp", sharp)
+    mesh.attributes.new("sharp_edge", "BOOLEAN", "EDGE").data.foreach_set("value", sharp)
 
 
 def _valid_faces(*corner_arrays):
@@ -292,10 +273,8 @@ class PrimitiveCache:
             return _plane(s)
         if geom_type == GEOM.mjGEOM_CYLINDER:
             verts, corners, start, smooth = _cylinder(s[0], s[1], seg)
-            mesh = _new_mesh(f"cylinder r{_fmt(s[0])} h{_fmt(s[1])}", verts, corners, start, smooth=smooth)
-            if compat.NEEDS_AUTO_SMOOTH:  # 4.1+ splits normals between smooth and flat faces by itself
-                mesh.use_auto_smooth = True
-            return mesh
+            # (smooth sides, flat caps: Blender splits the normals between them by itself)
+            return _new_mesh(f"cylinder r{_fmt(s[0])} h{_fmt(s[1])}", verts, corners, start, smooth=smooth)
         if geom_type == GEOM.mjGEOM_CAPSULE:
             profile = _sphere_profile(s[0], rings)  # half-length 0: a sphere, no doubled equator
             if s[1] > 0:
@@ -539,23 +518,17 @@ __all__ = ["PrimitiveCache", "mesh_asset", "mesh_vertices_authored", "hfield_mes
 
 def _coords_and_corners(mesh) -> tuple[np.ndarray, np.ndarray]:
     """Vertex positions (float32, flat) and the vertex of every face corner, read
-    through the attribute fast path where Blender has it (as `_new_mesh` writes)."""
+    as attributes (as `_new_mesh` writes them; ~100x faster than MeshVertex.co)."""
     coords = np.empty(len(mesh.vertices) * 3, np.float32)
-    if compat.ATTRIBUTE_MESH:
-        mesh.attributes["position"].data.foreach_get("vector", coords)
-    else:
-        mesh.vertices.foreach_get("co", coords)
-    return coords, _corner_ints(mesh, ".corner_vert", "vertex_index")
+    mesh.attributes["position"].data.foreach_get("vector", coords)
+    return coords, _corner_ints(mesh, ".corner_vert")
 
 
-def _corner_ints(mesh, attribute: str, loop_property: str) -> np.ndarray:
-    """One int per face corner: the corner attribute where Blender has it (4.1+), else
-    the MeshLoop property (~100x slower to read)."""
+def _corner_ints(mesh, attribute: str) -> np.ndarray:
+    """One int per face corner, read from a corner attribute (".corner_vert",
+    ".corner_edge"; ~100x faster than the MeshLoop properties)."""
     out = np.empty(len(mesh.loops), np.int32)
-    if compat.ATTRIBUTE_MESH:
-        mesh.attributes[attribute].data.foreach_get("value", out)
-    else:
-        mesh.loops.foreach_get(loop_property, out)
+    mesh.attributes[attribute].data.foreach_get("value", out)
     return out
 
 

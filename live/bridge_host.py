@@ -140,7 +140,7 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
     """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
     bridge already running. BridgeError if it cannot (the message says why)."""
     stop()
-    try:  # (pyzmq and msgpack are bundled with the extension; a legacy install may lack them)
+    try:  # (pyzmq and msgpack are bundled with the extension; a development checkout may lack them)
         from ..bridge.server import Bridge
         from ..bridge.zmq_transport import PortInUse
         if "shm" in transports:

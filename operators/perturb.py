@@ -17,7 +17,6 @@ import bpy
 from bpy.props import BoolProperty
 from mathutils import Vector
 
-from .. import blender_compat as compat
 from ..authoring import authoring
 from ..live import scene_session
 from ..scene import preferences
@@ -61,10 +60,8 @@ def pick(context, coord):
 
 def press_position(context, event):
     """Where the button went down, in region pixels: a busy Blender may handle the
-    press after the mouse has moved on (Event.mouse_prev_press_*, Blender 3.2+)."""
-    if compat.EVENT_PRESS_POSITION:
-        return (event.mouse_prev_press_x - context.region.x, event.mouse_prev_press_y - context.region.y)
-    return event.mouse_region_x, event.mouse_region_y
+    press after the mouse has moved on (Event.mouse_prev_press_*)."""
+    return (event.mouse_prev_press_x - context.region.x, event.mouse_prev_press_y - context.region.y)
 
 
 class MUJOCO_OT_perturb(bpy.types.Operator):

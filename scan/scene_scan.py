@@ -708,11 +708,8 @@ def _holds_nan(stored) -> bool:
     """True when a stored array of doubles holds a NaN (None: nothing stored)."""
     if not stored:
         return False
-    if len(stored) > 64:
-        try:  # (Blender 3.4's ID property arrays may lack the buffer protocol)
-            return bool(np.isnan(np.asarray(memoryview(stored))).any())
-        except TypeError:
-            pass
+    if len(stored) > 64:  # (an ID property array of doubles: numpy reads its buffer)
+        return bool(np.isnan(np.asarray(memoryview(stored))).any())
     total = sum(stored)
     return total != total and any(v != v for v in stored)
 

@@ -1,15 +1,15 @@
 """The Fast display of a running simulation: one object per model whose Geometry
-Nodes modifier draws every object that moves with a body, so a frame is one
-vertex write instead of one transform write per object.
+Nodes modifier draws every object that moves with a body, so a frame is two
+array writes (rotations, positions) instead of one transform write per object.
 
 How Blender is made to draw it (what Blender draws, renders and hits measured on
-3.4, 4.2, 4.5 and 5.0; costs on 5.0.1):
+4.2, 4.5 and 5.0; costs on 5.0.1):
 
 - Object instances are drawn, rendered and hit by `Scene.ray_cast` (which
   returns the source object) whatever the source's own hide flags, so the
-  sources can be hidden in the viewport and in renders while their instances
-  show. An instance of a *collection* is not: Blender draws only the
-  collection's visible objects. So the sources are instanced one object at a
+  sources are hidden in the viewport (hide_viewport) and in renders while
+  their instances show. An instance of a *collection* is not: Blender draws
+  only the collection's visible objects. So the sources are instanced one object at a
   time: Collection Info with "Separate Children" on a collection holding the
   objects themselves (never linked to a scene).
 - Blender looks an instance's object up in a list (linearly) as it adds it,
@@ -30,12 +30,12 @@ How Blender is made to draw it (what Blender draws, renders and hits measured on
   refer to, for each socket of the modifier's own node tree (not of the
   groups inside it, unless a node editor shows them): the work is done in a
   node group the modifier's tree only calls (about 30% less per frame).
-- The mesh holds only vertices: one per source (its pose now) and
-  one more per source whose "position" is the rotation as XYZ Euler angles,
-  read with Sample Index. Writing the vertex positions is the one write of a
-  frame: from 4.3 it tags the mesh itself, cheaply; an attribute write or
-  Mesh.update() makes Blender re-flush the visibility of its whole dependency
-  graph (blender_compat.POSITIONS_WRITE_TAGS).
+- The mesh holds only vertices, one per point: its position now, and its
+  rotation now in the quaternion point attribute "rotation", which Instance on
+  Points takes as it is. A frame writes the rotations, then the vertex
+  positions: from 4.3 the positions write tags the mesh itself, and its
+  evaluation reads the rotations written with it; 4.2 needs Mesh.update()
+  (blender_compat.POSITIONS_WRITE_TAGS).
 - `copies` draws every source that many times, each copy moved by its own rows
   (the randomization preview's environments side by side): more points, the
   same instanced objects, so a copy costs what its points cost.
@@ -55,7 +55,8 @@ from ..engine import frames
 CHUNK = 256  # sources per Collection Info (its cost grows with the square of this)
 PICK = "pick"  # point attribute: which instance of its chunk's collection the point draws
 SCALE = "scale"  # point attribute: its source's own scale (written once)
-CHUNK_OF = "chunk"  # point attribute: its chunk (-1: a rotation vertex, drawing nothing)
+CHUNK_OF = "chunk"  # point attribute: its chunk (-1: draws nothing)
+ROTATION = "rotation"  # point attribute: its pose's rotation now, a quaternion (w x y z)
 RENDERED = "rendered"  # point attribute: its source shows in renders
 MADE = "mjblend_fast_display"  # ID property: a data-block an instancer made
 SHOWN = "mjblend_shown"  # ID property of a hidden source: (hide_viewport, hide_render) before
@@ -124,7 +125,8 @@ class Instancer:
         self._point_turn = np.tile(self._turn, (copies, 1))
         self._point_where = np.tile(self._where, (copies, 1))
         self._point_placed = np.tile(self._placed, copies)
-        self._positions = np.zeros((2 * self._points, 3), dtype=np.float32)
+        self._positions = np.zeros((self._points, 3), dtype=np.float32)
+        self._rotations = np.zeros((self._points, 4), dtype=np.float32)
         self.object = self.mesh = None
         self.node_groups: list[bpy.types.NodeTree] = []  # the modifier's, then the one it calls
         self.collections: list[bpy.types.Collection] = []
@@ -146,11 +148,8 @@ class Instancer:
         rows = self.copies * self.bodies
         if pos.shape != (rows, 3) or quat.shape != (rows, 4):
             raise ValueError(f"expected ({rows}, 3) and ({rows}, 4), got {pos.shape} and {quat.shape}")
-        turn, where = self.poses(pos, quat)
-        points = self._points
-        self._positions[:points] = where
-        self._positions[points:] = quaternion_to_euler(turn)
-        self._write_positions()
+        self._rotations[:], self._positions[:] = self.poses(pos, quat)
+        self._write_poses()
         self._last = (pos.copy(), quat.copy())
 
     def poses(self, pos, quat) -> tuple[np.ndarray, np.ndarray]:
@@ -163,7 +162,9 @@ class Instancer:
         turn[placed], where[placed] = moved_q[placed], moved_p[placed]
         return turn, where
 
-    def _write_positions(self):
+    def _write_poses(self):
+        # (the rotations first: the positions write tags the mesh for both)
+        self.mesh.attributes[ROTATION].data.foreach_set("value", self._rotations.ravel())
         self.mesh.vertices.foreach_set("co", self._positions.ravel())
         if not blender_compat.POSITIONS_WRITE_TAGS:
             self.mesh.update()
@@ -193,43 +194,26 @@ class Instancer:
         if hidden and self._shown is None:
             # hiding deselects (Blender drops the selection of what it cannot show)
             layers = [(scene, layer) for scene in bpy.data.scenes for layer in scene.view_layers]
-            selected_in, hidden_in = {}, {}  # object's pointer -> [(scene, view layer name)]
+            selected_in = {}  # object's pointer -> [(scene, view layer name)]
             for scene, layer in layers:
                 for obj in layer.objects.selected:
                     selected_in.setdefault(obj.as_pointer(), []).append((scene, layer.name))
-            shown = []
-            for obj in self.sources + self.also_hidden:
-                if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
-                    hidden_in[obj.as_pointer()] = [
-                        (scene, layer.name) for scene, layer in layers
-                        if obj.name in layer.objects and obj.hide_get(view_layer=layer)]
-                shown.append((obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []),
-                              hidden_in.get(obj.as_pointer(), [])))
-            self._shown = shown
+            self._shown = [(obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []))
+                           for obj in self.sources + self.also_hidden]
             for obj in self.sources + self.also_hidden:
                 obj[SHOWN] = (int(obj.hide_viewport), int(obj.hide_render))  # (for `sweep`, after an undo)
-                if blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
-                    obj.hide_viewport = True
-                else:
-                    for _scene, layer in layers:
-                        if obj.name in layer.objects:
-                            obj.hide_set(True, view_layer=layer)
+                obj.hide_viewport = True
                 obj.hide_render = True
             self._show_instances(True)
         elif not hidden and self._shown is not None:
             shown, self._shown = self._shown, None
             self._show_instances(False)
-            for obj, hide_viewport, hide_render, selected_in, hidden_in in shown:
+            for obj, hide_viewport, hide_render, selected_in in shown:
                 try:
                     obj.hide_viewport = hide_viewport
                     obj.hide_render = hide_render
                     if SHOWN in obj:
                         del obj[SHOWN]
-                    if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:
-                        for scene in bpy.data.scenes:
-                            for layer in scene.view_layers:
-                                if obj.name in layer.objects:
-                                    obj.hide_set((scene, layer.name) in hidden_in, view_layer=layer)
                     for scene, layer_name in selected_in:
                         layer = scene.view_layers.get(layer_name)
                         if layer is not None and obj.name in layer.objects:
@@ -244,8 +228,8 @@ class Instancer:
             return
         entry = (view_layer.id_data, view_layer.name)
         self._shown = [(o, viewport, render, [entry] if o == obj else
-                        [e for e in selected if e[0] != entry[0] or e[1] != entry[1]], hidden)
-                       for o, viewport, render, selected, hidden in self._shown]
+                        [e for e in selected if e[0] != entry[0] or e[1] != entry[1]])
+                       for o, viewport, render, selected in self._shown]
 
     def _show_instances(self, shown: bool) -> None:
         if self.object is not None:
@@ -284,16 +268,17 @@ class Instancer:
             for obj in members:
                 chunk.objects.link(obj)
         self.mesh = bpy.data.meshes.new(name)
-        self.mesh.vertices.add(2 * points)
+        self.mesh.vertices.add(points)
         attributes = self.mesh.attributes
         attributes.new(PICK, "INT", "POINT")
         attributes.new(CHUNK_OF, "INT", "POINT")
         attributes.new(SCALE, "FLOAT_VECTOR", "POINT")  # (written by _pick_by_name)
-        rendered = [not obj.hide_render for obj in self.sources] * self.copies + [False] * points
+        attributes.new(ROTATION, "QUATERNION", "POINT")
+        rendered = [not obj.hide_render for obj in self.sources] * self.copies
         attributes.new(RENDERED, "BOOLEAN", "POINT").data.foreach_set("value", rendered)
         self.node_groups.append(_new_tree(name))
         placed = [placed for placed, _members in self._chunks]
-        self.node_groups.append(_instancing_tree(f"{name} instancing", self.collections, placed, points))
+        self.node_groups.append(_instancing_tree(f"{name} instancing", self.collections, placed))
         _call(*self.node_groups)
         self.object = bpy.data.objects.new(name, self.mesh)
         self.object.modifiers.new("instances", "NODES").node_group = self.node_groups[0]
@@ -309,16 +294,17 @@ class Instancer:
         x = j + 1 is instance slot[j][1] of its chunk. Other points draw nothing."""
         count, shapes, points = len(self.sources), len(self.representatives), self._points
         probe = np.arange(shapes)
-        pick, chunk_of = np.full(2 * points, -1), np.full(2 * points, -1)
+        pick, chunk_of = np.full(points, -1), np.full(points, -1)
         pick[:shapes], chunk_of[:shapes] = self._slot[:, 1], self._slot[:, 0]
         self.mesh.attributes[PICK].data.foreach_set("value", pick)
         self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
         scale = self.mesh.attributes[SCALE].data
-        scale.foreach_set("vector", np.ones(6 * points, dtype=np.float32))
+        scale.foreach_set("vector", np.ones(3 * points, dtype=np.float32))
         self._positions[:] = 0.0
         self._positions[:shapes, 0] = probe + 1
-        self._write_positions()
-        self.mesh.update()  # (attribute writes, as _build's, tag nothing before 4.3)
+        self._rotations[:] = (1.0, 0.0, 0.0, 0.0)
+        self._write_poses()
+        self.mesh.update()  # (attribute writes, as _build's, tag nothing on 4.2)
         view_layer.update()
         shape_of = {obj.as_pointer(): i for i, obj in enumerate(self.representatives)}
         index = np.full(shapes, -1)
@@ -335,12 +321,10 @@ class Instancer:
         if (index < 0).any():
             raise RuntimeError(f"view layer {view_layer.name!r} does not show the instancer of "
                                f"{count} objects")
-        pick[:], chunk_of[:] = -1, -1
         copies = self.copies
-        pick[:points] = np.tile(index[self._shape], copies)
-        chunk_of[:points] = np.tile(self._slot[self._shape, 0], copies)
-        scale.foreach_set("vector", np.concatenate((np.tile(self._scale, (copies, 1)),
-                                                    np.ones((points, 3), np.float32))).ravel())
+        pick[:] = np.tile(index[self._shape], copies)
+        chunk_of[:] = np.tile(self._slot[self._shape, 0], copies)
+        scale.foreach_set("vector", np.tile(self._scale, (copies, 1)).ravel())
         self.mesh.attributes[PICK].data.foreach_set("value", pick)
         self.mesh.attributes[CHUNK_OF].data.foreach_set("value", chunk_of)
         self.mesh.update()  # (as above)
@@ -376,11 +360,6 @@ def sweep() -> int:
         if SHOWN in obj.keys():
             obj.hide_viewport, obj.hide_render = (bool(flag) for flag in obj[SHOWN])
             del obj[SHOWN]
-            if not blender_compat.DRAWS_INSTANCES_OF_HIDDEN:  # (hidden per view layer: sources were shown)
-                for scene in bpy.data.scenes:
-                    for layer in scene.view_layers:
-                        if obj.name in layer.objects:
-                            obj.hide_set(False, view_layer=layer)
             touched += 1
     for blocks in (bpy.data.objects, bpy.data.meshes, bpy.data.node_groups, bpy.data.collections):
         for block in [b for b in blocks if b.get(MADE)]:
@@ -392,12 +371,8 @@ def sweep() -> int:
 def _new_tree(name):
     """A Geometry Nodes tree with one geometry input and output."""
     tree = bpy.data.node_groups.new(name, "GeometryNodeTree")
-    if blender_compat.NODE_TREE_INTERFACE:
-        tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-        tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-    else:
-        tree.inputs.new("NodeSocketGeometry", "Geometry")
-        tree.outputs.new("NodeSocketGeometry", "Geometry")
+    tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     return tree
 
 
@@ -409,26 +384,14 @@ def _call(tree, group):
     tree.links.new(node.outputs[0], tree.nodes.new("NodeGroupOutput").inputs[0])
 
 
-def _instancing_tree(name, chunks, placed, point_count):
+def _instancing_tree(name, chunks, placed):
     """Per chunk: Collection Info (one instance per representative: in its own space,
     or where it is for `placed` chunks) -> Instance on Points (the chunk's points, each
-    drawing its "pick" instance, rotated by the Euler angles in the position of vertex
-    point_count + i, scaled by its "scale"; in renders only sources that render)
-    -> one nested instance; all joined."""
+    drawing its "pick" instance, turned by its "rotation", scaled by its "scale"; in
+    renders only sources that render) -> one nested instance; all joined."""
     tree = _new_tree(name)
     nodes, links = tree.nodes, tree.links
     points, group_out = nodes.new("NodeGroupInput").outputs[0], nodes.new("NodeGroupOutput")
-
-    # the rotation of point i: the "position" of vertex point_count + i
-    rotation_index = nodes.new("ShaderNodeMath")
-    rotation_index.operation = "ADD"
-    links.new(nodes.new("GeometryNodeInputIndex").outputs[0], rotation_index.inputs[0])
-    rotation_index.inputs[1].default_value = point_count
-    rotation = nodes.new("GeometryNodeSampleIndex")
-    rotation.data_type, rotation.domain = "FLOAT_VECTOR", "POINT"
-    links.new(points, rotation.inputs["Geometry"])
-    links.new(nodes.new("GeometryNodeInputPosition").outputs[0], _enabled(rotation.inputs, "Value"))
-    links.new(rotation_index.outputs[0], rotation.inputs["Index"])
 
     # the viewport draws every source; a render only those that render themselves
     shown = nodes.new("FunctionNodeBooleanMath")
@@ -438,6 +401,7 @@ def _instancing_tree(name, chunks, placed, point_count):
     pick = _named_attribute(nodes, PICK, "INT")
     scale = _named_attribute(nodes, SCALE, "FLOAT_VECTOR")
     chunk_of = _named_attribute(nodes, CHUNK_OF, "INT")
+    rotation = _named_attribute(nodes, ROTATION, "QUATERNION")  # (a rotation socket)
 
     join = nodes.new("GeometryNodeJoinGeometry")
     for number, (sources, where_it_is) in enumerate(zip(chunks, placed, strict=True)):
@@ -463,8 +427,7 @@ def _instancing_tree(name, chunks, placed, point_count):
         links.new(selected.outputs[0], place.inputs["Selection"])
         links.new(info.outputs[0], place.inputs["Instance"])
         links.new(pick, place.inputs["Instance Index"])
-        # (a vector is taken as XYZ Euler angles, also where the input is a rotation)
-        links.new(_enabled(rotation.outputs, "Value"), place.inputs["Rotation"])
+        links.new(rotation, place.inputs["Rotation"])
         links.new(scale, place.inputs["Scale"])
 
         nested = nodes.new("GeometryNodeGeometryToInstance")  # a join adds each chunk's objects once
@@ -475,7 +438,7 @@ def _instancing_tree(name, chunks, placed, point_count):
 
 
 def _enabled(sockets, name):
-    """The socket `name` in use (before 4.0 a node has one per data type, the others disabled)."""
+    """The socket `name` in use (Compare has one per data type, the others disabled)."""
     return next(s for s in sockets if s.name == name and s.enabled)
 
 
@@ -485,19 +448,3 @@ def _named_attribute(nodes, name, data_type):
     node.inputs["Name"].default_value = name
     return _enabled(node.outputs, "Attribute")
 
-
-def quaternion_to_euler(quat) -> np.ndarray:
-    """(N, 4) quaternions (w x y z) -> (N, 3) XYZ Euler angles, Blender's convention
-    (R = Rz @ Ry @ Rx), as Instance on Points reads a vector rotation."""
-    q = np.asarray(quat, dtype=np.float64)
-    w, x, y, z = (q / np.linalg.norm(q, axis=1, keepdims=True)).T
-    r00, r10, r20 = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)
-    r21, r22 = 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
-    r11, r12 = 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
-    cos_y = np.hypot(r00, r10)
-    locked = cos_y < 1e-6  # gimbal lock: only X + Z (or X - Z) is defined, Z is taken 0
-    euler = np.empty((len(q), 3))
-    euler[:, 0] = np.where(locked, np.arctan2(-r12, r11), np.arctan2(r21, r22))
-    euler[:, 1] = np.arctan2(-r20, cos_y)
-    euler[:, 2] = np.where(locked, 0.0, np.arctan2(r10, r00))
-    return euler

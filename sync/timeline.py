@@ -160,7 +160,7 @@ def _animate(id_block, name: str, channels, frame_numbers):
     per frame; Blender's auto-clamped Bezier between keys (through every key exactly)."""
     action = bpy.data.actions.new(name)
     animation = id_block.animation_data or id_block.animation_data_create()
-    id_type = "KEY" if isinstance(id_block, bpy.types.Key) else "OBJECT"  # (ID.id_type: not in 3.4)
+    id_type = id_block.id_type  # ("KEY" or "OBJECT")
     if SLOTTED_ACTIONS:
         slot = action.slots.new(id_type=id_type, name=id_block.name)
         animation.action = action

@@ -18,7 +18,7 @@ name ahead of the default items (wm_keymap_addon_add: BLI_addhead), and the 3D
 viewport's main region handles its mode keymaps ("Object Mode", ...) before "3D
 View" (view3d_main_region_init: "own keymap, last so modes can override it").
 So the number keys go into "Object Mode", ahead of its collection keys (Blender
-3.4-4.5; 5.0 has no number keys there), and the rest into "3D View", whose
+4.2-4.5; 5.0 has no number keys there), and the rest into "3D View", whose
 Shift+Alt letters no default keymap of the viewport uses (tests/blender/test_keymaps.py
 checks every item against Blender's default keymaps).
 """

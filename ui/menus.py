@@ -2,8 +2,6 @@
 
 import bpy
 
-from .. import blender_compat as compat
-
 IMPORT_OPERATOR = "import_scene.mjcf"  # operators/io.py
 EXPORT_OPERATOR = "export_scene.mjcf"
 TRAJECTORY_OPERATOR = "mujoco.import_trajectory"  # operators/timeline.py
@@ -18,22 +16,18 @@ def export_menu(self, _context):
     self.layout.operator(EXPORT_OPERATOR, text="MuJoCo (.xml)")
 
 
-if compat.FILE_HANDLER:  # drop a file on the 3D viewport
-    class MJBLEND_FH_mjcf(bpy.types.FileHandler):
-        bl_idname = "MJBLEND_FH_mjcf"
-        bl_label = "MuJoCo model"
-        bl_import_operator = IMPORT_OPERATOR
-        bl_file_extensions = ".xml;.mjcf;.urdf"
+class MJBLEND_FH_mjcf(bpy.types.FileHandler):  # drop a file on the 3D viewport
+    bl_idname = "MJBLEND_FH_mjcf"
+    bl_label = "MuJoCo model"
+    bl_import_operator = IMPORT_OPERATOR
+    bl_file_extensions = ".xml;.mjcf;.urdf"
 
-        @classmethod
-        def poll_drop(cls, context):
-            return context.area is not None and context.area.type == "VIEW_3D"
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type == "VIEW_3D"
 
-    HANDLERS = (MJBLEND_FH_mjcf,)
-else:
-    HANDLERS = ()
 
-CLASSES = HANDLERS
+CLASSES = (MJBLEND_FH_mjcf,)
 
 
 def register():

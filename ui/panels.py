@@ -11,7 +11,6 @@ import textwrap
 
 import bpy
 
-from .. import blender_compat as compat
 from ..components import spec_io, values
 from ..live import scene_session
 from ..scan.scene_scan import model_of
@@ -23,14 +22,10 @@ MAX_TEXT_VALUES = 64
 
 
 def _section(layout, idname: str, title: str, closed: bool = True):
-    """A collapsible sub-layout (Blender 4.1+) or, on older Blender, a titled box."""
-    if compat.LAYOUT_PANEL:
-        header, body = layout.panel(idname, default_closed=closed)
-        header.label(text=title)
-        return body
-    box = layout.box()
-    box.label(text=title)
-    return box
+    """A collapsible sub-layout."""
+    header, body = layout.panel(idname, default_closed=closed)
+    header.label(text=title)
+    return body
 
 
 # ----------------------------------------------------------------- widgets

@@ -286,10 +286,9 @@ def test_urdf_imports(clean_scene, tmp_path):
 def test_the_import_operator_is_in_the_file_menu_and_takes_drops():
     from mjblend.ui import menus
     assert menus.import_menu in bpy.types.TOPBAR_MT_file_import.draw._draw_funcs
-    if hasattr(bpy.types, "FileHandler"):
-        handler = bpy.types.FileHandler.bl_rna_get_subclass_py("MJBLEND_FH_mjcf")
-        assert handler is not None and handler.bl_import_operator == "import_scene.mjcf"
-        assert ".urdf" in handler.bl_file_extensions
+    handler = bpy.types.FileHandler.bl_rna_get_subclass_py("MJBLEND_FH_mjcf")
+    assert handler is not None and handler.bl_import_operator == "import_scene.mjcf"
+    assert ".urdf" in handler.bl_file_extensions
 
 
 @pytest.mark.parametrize("model", corpus_params())

@@ -8,7 +8,7 @@ Plain Blender objects, no MuJoCo model: a group is whatever moves with one body.
 import bpy
 import numpy as np
 import pytest
-from mathutils import Euler, Matrix, Quaternion, Vector
+from mathutils import Matrix, Quaternion, Vector
 
 from mjblend.app import handlers
 from mjblend.sync import instancer as fast
@@ -315,15 +315,40 @@ def test_remove_after_a_failed_build(groups):
     assert counts() == before
 
 
-def test_quaternion_to_euler_is_blenders():
-    rng = np.random.default_rng(11)
-    quat = rng.normal(size=(200, 4))
-    quat[:3] = [(1, 0, 0, 0), (np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0), (0.5, 0.5, 0.5, 0.5)]  # gimbal
-    euler = fast.quaternion_to_euler(quat)
-    for q, e in zip(quat, euler, strict=True):
-        expected = Quaternion(q).normalized().to_matrix()
-        error = np.abs(np.array(Euler(e, "XYZ").to_matrix()) - np.array(expected)).max()
-        assert error < 1e-6  # (mathutils is float32)
+def test_rotations_travel_as_quaternions(groups):
+    """A point's rotation is its quaternion, as written: exact also at a quarter turn
+    about Y (where XYZ Euler angles lock) and at half turns; one vertex per point."""
+    authored = {obj.name: obj.matrix_world.copy() for group in groups for obj in group}
+    inst = make(groups)
+    inst.hide_sources(True)
+    assert inst.mesh.attributes[fast.ROTATION].data_type == "QUATERNION"
+    assert len(inst.mesh.vertices) == len(inst.sources)
+    s = np.sqrt(0.5)
+    quat = np.array([(s, 0, s, 0), (0, 1, 0, 0), (s, 0, -s, 0), (0.5, 0.5, 0.5, 0.5)])
+    pos = np.zeros((len(groups), 3))
+    inst.write(pos, quat)
+    bpy.context.view_layer.update()
+    found = instances_of(inst)
+    for row, group in enumerate(groups):
+        for obj in group:
+            (world,) = found[obj.name]
+            expected = displacement(pos[row], quat[row]) @ authored[obj.name]
+            assert np.abs(np.array(world) - np.array(expected)).max() < ATOL, obj.name
+    inst.remove()
+
+
+def test_a_turn_in_place_is_drawn(clean_scene):
+    """The positions write tags the mesh for the rotations written with it, also when
+    no position changes."""
+    source = box("spinning", 0.5)
+    inst = make([[source]])
+    inst.hide_sources(True)
+    for quat in [(0, 1, 0, 0), (0, 0, 1, 0), (0.5, 0.5, 0.5, 0.5)]:
+        inst.write(np.zeros((1, 3)), np.array([quat], float))
+        bpy.context.view_layer.update()
+        (world,) = instances_of(inst)["spinning"]
+        assert np.abs(np.array(world) - np.array(displacement((0, 0, 0), quat))).max() < ATOL
+    inst.remove()
 
 
 def test_sweep_cleans_up_after_an_undo_brings_an_instancer_back(groups):

@@ -8,8 +8,7 @@ tests/gui/test_gui_groups.py).
 Blender's default keymap is built here as Blender builds it, from the keymap data
 the bpy module ships (scripts/presets/keyconfig/keymap_data/blender_default.py,
 through bl_keymap_utils) into a key configuration of its own, for left- and
-right-click select. Run on each supported bpy (4.2, 4.5, 5.0); Debian's Blender
-3.4 (the GUI tier's) is checked too when it is installed.
+right-click select. Run on each supported bpy (4.2, 4.5, 5.0, 5.2).
 """
 
 import importlib.util
@@ -24,8 +23,7 @@ from mjblend.operators import overlays as overlay_operators
 from mjblend.ui import keymaps
 
 SHIPPED = os.path.join(bpy.utils.preset_paths("keyconfig")[0], "keymap_data", "blender_default.py")
-DEBIAN = "/usr/share/blender/scripts/presets/keyconfig/keymap_data/blender_default.py"  # Blender 3.4
-DATA = {f"{bpy.app.version[0]}.{bpy.app.version[1]}": SHIPPED, "3.4 (Debian)": DEBIAN}
+DATA = {f"{bpy.app.version[0]}.{bpy.app.version[1]}": SHIPPED}
 
 # Keymaps of the other editors (space EMPTY, but never handled in the 3D viewport's main
 # region), and "User Interface": the viewport's main region handles it not (its region

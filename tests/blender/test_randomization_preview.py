@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from addon_loader import disable_addon, enable_addon
 from helpers import CORPUS, needs_corpus
-from mathutils import Euler, Matrix, Quaternion, Vector
+from mathutils import Matrix, Quaternion, Vector
 
 from mjblend.app import handlers
 from mjblend.batch import BatchPool, Entry, Randomization
@@ -71,13 +71,13 @@ def mujoco_geoms(preview, env):
 
 
 def written(preview):
-    """The instancer's points: (positions, XYZ Euler rotations), float32 as Blender keeps them."""
+    """The instancer's points: (positions, quaternions), float32 as Blender keeps them."""
     mesh = preview.instancer.mesh
     co = np.empty(3 * len(mesh.vertices), dtype=np.float32)
     mesh.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3)
-    half = len(co) // 2  # (positions, then each point's rotation)
-    return co[:half], co[half:]
+    turn = np.empty(4 * len(mesh.vertices), dtype=np.float32)
+    mesh.attributes[fast.ROTATION].data.foreach_get("value", turn)
+    return co.reshape(-1, 3), turn.reshape(-1, 4)
 
 
 def test_drawn_poses_are_each_environments_own_plus_its_offset(humanoid):
@@ -113,7 +113,7 @@ def test_drawn_poses_are_each_environments_own_plus_its_offset(humanoid):
             geom = model.geom(obj.mujoco.name).id
             point = env * count + index
             assert np.allclose(positions[point], data.geom_xpos[geom] + offsets[env], atol=2e-6), obj.name
-            drawn = np.array(Euler(rotations[point].tolist(), "XYZ").to_matrix())
+            drawn = np.array(Quaternion(rotations[point].tolist()).to_matrix())
             assert np.allclose(drawn, data.geom_xmat[geom].reshape(3, 3), atol=2e-6), obj.name
             checked += 1
     assert checked >= 4 * 15

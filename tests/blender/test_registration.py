@@ -57,7 +57,7 @@ def test_properties_work_again_after_a_re_enable(clean_scene):
     assert tuple(round(v, 6) for v in obj.mujoco.geom.size) == (0.1, 0.2, 0.3)
 
 
-# Enabling MJBlend as a legacy add-on in a Blender whose Python has no mujoco:
+# Enabling MJBlend in a Blender whose Python has no mujoco:
 # a fresh interpreter with bpy but no mujoco on its path, the add-on found
 # through the same symlink as the suite's.
 WITHOUT_MUJOCO = textwrap.dedent("""
