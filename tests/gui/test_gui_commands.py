@@ -86,7 +86,7 @@ def test_export_batch_writes_what_mujoco_compiles_to_the_same_model(tmp_path):
     blend, out = tmp_path / "humanoid.blend", tmp_path / "out"
     proc = run_background_script(os.path.join(HERE, "save_blend.py"), tmp_path, args=(HUMANOID, blend))
     assert proc.returncode == 0 and blend.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
-    proc = subprocess.run([BLENDER, "--background", "--command", "mjblend_export_batch", str(blend), str(out)],
+    proc = subprocess.run([BLENDER, "--background", "--command", "mjblend_export_batch", blend, out],
                           env=_environment(tmp_path), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "MJBlend exported" in proc.stdout
