@@ -5,11 +5,16 @@ array writes (rotations, positions) instead of one transform write per object.
 How Blender is made to draw it (what Blender draws, renders and hits measured on
 4.2, 4.5 and 5.0; costs on 5.0.1):
 
-- Object instances are drawn, rendered and hit by `Scene.ray_cast` (which
-  returns the source object) whatever the source's own hide flags, so the
-  sources are hidden in the viewport (hide_viewport) and in renders while
-  their instances show. An instance of a *collection* is not: Blender draws
-  only the collection's visible objects. So the sources are instanced one object at a
+- Object instances are rendered and hit by `Scene.ray_cast` (which returns
+  the source object) whatever the source's own hide flags, and drawn in the
+  viewport when the source is hidden per view layer (`hide_set`, the H key),
+  not when it is hidden with `hide_viewport`: Blender 5.2.2's viewport draws
+  no instance of such a source (measured in the GUI tier: 0 pixels of the Fast
+  display; the bpy module's offscreen evaluation does not show the
+  difference). So the sources are hidden per view layer, in every view layer
+  of every scene, and in renders (hide_render), while their instances show.
+  An instance of a *collection* is not drawn so: Blender draws only the
+  collection's visible objects. So the sources are instanced one object at a
   time: Collection Info with "Separate Children" on a collection holding the
   objects themselves (never linked to a scene).
 - Blender looks an instance's object up in a list (linearly) as it adds it,
@@ -198,22 +203,31 @@ class Instancer:
             for scene, layer in layers:
                 for obj in layer.objects.selected:
                     selected_in.setdefault(obj.as_pointer(), []).append((scene, layer.name))
-            self._shown = [(obj, obj.hide_viewport, obj.hide_render, selected_in.get(obj.as_pointer(), []))
-                           for obj in self.sources + self.also_hidden]
+            shown = []
             for obj in self.sources + self.also_hidden:
-                obj[SHOWN] = (int(obj.hide_viewport), int(obj.hide_render))  # (for `sweep`, after an undo)
-                obj.hide_viewport = True
+                hidden_in = [(scene, layer.name) for scene, layer in layers
+                             if obj.name in layer.objects and obj.hide_get(view_layer=layer)]
+                shown.append((obj, obj.hide_render, selected_in.get(obj.as_pointer(), []), hidden_in))
+            self._shown = shown
+            for obj in self.sources + self.also_hidden:
+                obj[SHOWN] = int(obj.hide_render)  # (for `sweep`, after an undo)
+                for _scene, layer in layers:
+                    if obj.name in layer.objects:
+                        obj.hide_set(True, view_layer=layer)
                 obj.hide_render = True
             self._show_instances(True)
         elif not hidden and self._shown is not None:
             shown, self._shown = self._shown, None
             self._show_instances(False)
-            for obj, hide_viewport, hide_render, selected_in in shown:
+            for obj, hide_render, selected_in, hidden_in in shown:
                 try:
-                    obj.hide_viewport = hide_viewport
                     obj.hide_render = hide_render
                     if SHOWN in obj:
                         del obj[SHOWN]
+                    for scene in bpy.data.scenes:
+                        for layer in scene.view_layers:
+                            if obj.name in layer.objects:
+                                obj.hide_set((scene, layer.name) in hidden_in, view_layer=layer)
                     for scene, layer_name in selected_in:
                         layer = scene.view_layers.get(layer_name)
                         if layer is not None and obj.name in layer.objects:
@@ -227,9 +241,9 @@ class Instancer:
         if self._shown is None:
             return
         entry = (view_layer.id_data, view_layer.name)
-        self._shown = [(o, viewport, render, [entry] if o == obj else
-                        [e for e in selected if e[0] != entry[0] or e[1] != entry[1]])
-                       for o, viewport, render, selected in self._shown]
+        self._shown = [(o, render, [entry] if o == obj else
+                        [e for e in selected if e[0] != entry[0] or e[1] != entry[1]], hidden)
+                       for o, render, selected, hidden in self._shown]
 
     def _show_instances(self, shown: bool) -> None:
         if self.object is not None:
@@ -358,8 +372,13 @@ def sweep() -> int:
     touched = 0
     for obj in bpy.data.objects:
         if SHOWN in obj.keys():
-            obj.hide_viewport, obj.hide_render = (bool(flag) for flag in obj[SHOWN])
+            flag = obj[SHOWN]  # hide_render (before issue 29: (hide_viewport, hide_render))
+            obj.hide_render = bool(flag[-1] if hasattr(flag, "__len__") else flag)
             del obj[SHOWN]
+            for scene in bpy.data.scenes:  # (hidden per view layer: the sources were shown)
+                for layer in scene.view_layers:
+                    if obj.name in layer.objects:
+                        obj.hide_set(False, view_layer=layer)
             touched += 1
     for blocks in (bpy.data.objects, bpy.data.meshes, bpy.data.node_groups, bpy.data.collections):
         for block in [b for b in blocks if b.get(MADE)]:

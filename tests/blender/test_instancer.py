@@ -293,7 +293,7 @@ def test_remove_leaves_everything_as_it_was(groups):
     before, looked = counts(), looks(sources)
     inst = make(groups)
     inst.hide_sources(True)
-    assert all(obj.hide_viewport and obj.hide_render for obj in sources)
+    assert all(obj.hide_get() and obj.hide_render for obj in sources)  # (hidden per view layer)
     assert not sources[0].select_get()  # (Blender deselects what it hides)
     inst.hide_sources(True)  # twice: still the state from before the first
     inst.hide_sources(False)
@@ -360,10 +360,10 @@ def test_sweep_cleans_up_after_an_undo_brings_an_instancer_back(groups):
     inst = make(groups)
     inst.hide_sources(True)
     del inst  # (what an undo leaves: the data, no Python object)
-    assert counts() != before and all(obj.hide_viewport for obj in sources)
+    assert counts() != before and all(obj.hide_get() for obj in sources)
     handlers.sweep_fast_displays()
     assert counts() == before
-    assert {name: look[:2] for name, look in looks(sources).items() if name != "active"} == \
-        {name: look[:2] for name, look in looked.items() if name != "active"}
+    assert {name: look[:3] for name, look in looks(sources).items() if name != "active"} == \
+        {name: look[:3] for name, look in looked.items() if name != "active"}
     assert all(fast.SHOWN not in obj.keys() for obj in sources)
     assert handlers.sweep_fast_displays in bpy.app.handlers.undo_post

@@ -208,9 +208,9 @@ def test_stop_leaves_the_scene_as_it_was(humanoid):
     preview.tick()
     assert counts() != before
     drawn = [obj for group in preview.drawn for obj in group]
-    assert drawn and all(obj.hide_viewport for obj in drawn)  # hidden behind their instances
+    assert drawn and all(obj.hide_get() for obj in drawn)  # hidden (per view layer) behind their instances
     floor = humanoid.objects["floor"]
-    assert not floor.hide_viewport  # the world's geometry is drawn once, shared
+    assert not floor.hide_get()  # the world's geometry is drawn once, shared
     assert bpy.ops.mujoco.randomization_preview_stop() == {"FINISHED"}
     assert preview_module.get(humanoid) is None
     assert counts() == before and looks() == looked
@@ -334,7 +334,7 @@ def test_the_instancer_draws_copies(clean_scene):
         for a, b in zip(got, expected, strict=True):
             assert np.abs(np.array(a) - np.array(b)).max() < 1e-5
     inst.remove()
-    assert not any(obj.hide_viewport for obj in objects)
+    assert not any(obj.hide_get() for obj in objects)
 
 
 def test_the_operator_previews_the_authored_randomization(humanoid):
