@@ -14,19 +14,18 @@ client lets it play (freerun) and the instancer must draw it; then the real
 **Stop Bridge** button is clicked and the test binds the ports again while this
 Blender still runs.
 
-Finding a button in a panel: Blender 3.4 has no Python API for where panels or
-buttons are drawn, so the script reads the screen (from the X server: `Screen`,
-never a screenshot operator with a context override while the bridge's threads
-run, which crashes Blender 3.4). The Bridge panel is the last
-of the MuJoCo tab (closed by default): with the viewport drawn magenta behind
-the sidebar, the lowest band that is not magenta is its header; a Ctrl + click
-there opens it and collapses every other panel of the tab (Blender's own
+The MuJoCo tab is shown through the sidebar's `active_panel_category`. Finding a
+button in a panel: Blender has no Python API for where panels or buttons are
+drawn, so the script reads the screen (from the X server: gui_x11.grab; Blender
+5.2's screenshot operators save black frames under Xvfb). The Bridge panel is
+the last of the MuJoCo tab (closed by default): with the viewport drawn magenta
+behind the sidebar, the lowest band that is not magenta is its header; a Ctrl +
+click there opens it and collapses every other panel of the tab (Blender's own
 shortcut), so it stays where it is when the simulation's panels grow. Its first
 button (Start, then Stop Bridge) is found by drawing the panel once with
 `layout.alert` (red) and once without: the topmost rows that differ.
 """
 
-import ctypes
 import importlib
 import json
 import os
@@ -41,8 +40,9 @@ from mathutils import Quaternion
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_mouse import blender_window  # noqa: E402
-from gui_script import (ADDON, RESULT, SCREENSHOT, cheap_viewport, record_draws, report,  # noqa: E402
-                        run_steps, view3d)
+import gui_x11  # noqa: E402
+from gui_script import (ADDON, RESULT, SCREENSHOT, cheap_viewport, open_sidebar_tab, record_draws,  # noqa: E402
+                        report, run_steps, view3d)
 
 MODEL = os.environ["MJBLEND_MODEL"]
 REQUEST_PORT, STATE_PORT = (int(p) for p in os.environ["MJBLEND_BRIDGE_PORTS"].split(","))
@@ -93,76 +93,19 @@ def until(condition, what, interval=0.05):
 # ---------------------------------------------------------------- the screen
 
 
-INTS = ("byte_order", "bitmap_unit", "bitmap_bit_order", "bitmap_pad", "depth", "bytes_per_line",
-        "bits_per_pixel")
-
-
-class XImage(ctypes.Structure):  # (Xlib's, up to the fields read here)
-    _fields_ = [*((name, ctypes.c_int) for name in ("width", "height", "xoffset", "format")),
-                ("data", ctypes.c_void_p), *((name, ctypes.c_int) for name in INTS),
-                *((name, ctypes.c_ulong) for name in ("red_mask", "green_mask", "blue_mask"))]
-
-
-class Screen:
-    """Blender's window as the X server shows it, read with Xlib (ctypes). Not Blender's
-    screenshot operators: they need a context override, and Blender 3.4 crashes when it
-    resolves one while another Python thread holds the GIL (gui_script.physics_parked),
-    which the bridge's threads do every few milliseconds."""
-
-    def __init__(self):
-        xlib = self.xlib = ctypes.CDLL("libX11.so.6")
-        xlib.XOpenDisplay.restype, xlib.XOpenDisplay.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
-        xlib.XGetImage.restype = ctypes.POINTER(XImage)
-        xlib.XGetImage.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int, ctypes.c_uint,
-                                   ctypes.c_uint, ctypes.c_ulong, ctypes.c_int]
-        xlib.XDestroyImage.argtypes = [ctypes.POINTER(XImage)]
-        xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
-        self.display = xlib.XOpenDisplay(None)
-        assert self.display, "no X display"
-        self.window = int(blender_window())
-
-    def area(self, area) -> np.ndarray:
-        """The pixels of `area` as shown: (height, width, 3) floats, row 0 at the bottom
-        (as Blender's regions count: window coordinates less the area's corner)."""
-        window = bpy.context.window_manager.windows[0]
-        top = window.height - (area.y + area.height)
-        image = self.xlib.XGetImage(self.display, self.window, area.x, top, area.width, area.height,
-                                    0xFFFFFFFF, 2)  # (all planes, ZPixmap)
-        assert image, "XGetImage failed"
-        try:
-            got = image.contents
-            assert got.bits_per_pixel == 32 and got.byte_order == 0 and got.red_mask == 0xFF0000, \
-                "not 24-bit TrueColor, least significant byte first (Xvfb's -screen ...x24)"
-            rows = np.frombuffer(ctypes.string_at(got.data, got.bytes_per_line * got.height), np.uint8)
-            pixels = rows.reshape(got.height, got.bytes_per_line)[:, :4 * got.width].reshape(
-                got.height, got.width, 4)[::-1, :, 2::-1]  # (BGRX, top row first -> RGB, bottom first)
-            return pixels.astype(np.float32) / 255
-        finally:
-            self.xlib.XDestroyImage(image)
-
-    def close(self):
-        self.xlib.XCloseDisplay(self.display)
-
-
-SCREEN: list = []  # the one Screen, opened once Blender's window shows
-
-
 def grab(area) -> np.ndarray:
-    if not SCREEN:
-        SCREEN.append(Screen())
-    return SCREEN[0].area(area)
+    """The pixels of `area` as the X server shows them: (height, width, 3) floats in
+    0-1, row 0 at the bottom (as Blender's regions count: window coordinates less the
+    area's corner)."""
+    window = bpy.context.window_manager.windows[0]
+    top = window.height - (area.y + area.height)  # X11 y grows downwards
+    pixels = gui_x11.grab(gui_x11.blender_x_window(), area.x, top, area.width, area.height)
+    return pixels[::-1].astype(np.float32) / 255
 
 
 def save_png(pixels, path) -> None:
-    """A grab as a PNG file (with Blender's image writer, 8 bits: the screen's values)."""
-    height, width = pixels.shape[:2]
-    image = bpy.data.images.new("MJBlend grab", width, height)
-    try:
-        image.pixels.foreach_set(np.dstack([pixels, np.ones((height, width, 1), np.float32)]).ravel())
-        image.filepath_raw, image.file_format = path, "PNG"
-        image.save()
-    finally:
-        bpy.data.images.remove(image)
+    """A grab as a PNG file (8 bits: the screen's values)."""
+    gui_x11.save_png(path, np.round(pixels[::-1] * 255).astype(np.uint8))
 
 
 def settled(area, part):
@@ -192,28 +135,20 @@ def x11(window, area, px, py):
 
 
 def click(x, y, ctrl=False):
-    modifiers = (["keydown", "ctrl"], ["keyup", "ctrl"]) if ctrl else ([], [])
-    subprocess.run(["xdotool", "mousemove", "--window", blender_window(), str(x), str(y), "sleep", "0.05",
-                    *modifiers[0], "click", "1", *modifiers[1]], check=True)
+    """(Generator) A click (with Ctrl held) while Blender handles the events as they
+    come: Blender 5.2 drops Ctrl from a click it handles after the key went up."""
+    modifiers = (["keydown", "ctrl", "sleep", "0.1"], ["sleep", "0.1", "keyup", "ctrl"]) if ctrl else ([], [])
+    mouse = subprocess.Popen(["xdotool", "mousemove", "--window", blender_window(), str(x), str(y), "sleep",
+                              "0.05", *modifiers[0], "click", "1", *modifiers[1]])
+    while mouse.poll() is None:
+        yield 0.05
+    assert mouse.returncode == 0, f"xdotool failed ({mouse.returncode})"
 
 
 def park_mouse(window, area):
     """The pointer over the viewport, off every button (a hovered button draws lighter)."""
     subprocess.run(["xdotool", "mousemove", "--window", blender_window(), str(area.x + area.width // 3),
                     str(window.height - (area.y + area.height // 2))], check=True)
-
-
-def open_mujoco_tab(window, sidebar):
-    """(Generator) The sidebar opens on another tab, and Blender 3.4 cannot switch tabs
-    from Python: click down the tab strip until the MuJoCo panels draw (play_modal.py)."""
-    top = window.height - (sidebar.y + sidebar.height)  # X11 y grows downwards
-    for offset in range(30, min(sidebar.height, 600), 25):
-        if "MJBLEND_PT_simulation" in report["drawn"]:
-            return
-        subprocess.run(["xdotool", "mousemove", str(sidebar.x + sidebar.width - 10), str(top + offset),
-                        "click", "1"], check=True)
-        yield 0.3
-    raise AssertionError("no click on the tab strip opened the MuJoCo tab")
 
 
 def bridge_header(area, sidebar):
@@ -258,7 +193,10 @@ def first_button(area, sidebar):
     columns = slice(sidebar.x - area.x, sidebar.x - area.x + sidebar.width)
     changed = np.abs(red[:, columns] - shot[:, columns]).max(axis=-1) > 0.1
     bands = runs(changed.any(axis=1))
-    assert bands, "drawing the Bridge panel red changed nothing: is it open?"
+    if not bands:  # (the two pictures kept beside the report)
+        save_png(red, os.path.join(FOLDER, "bridge-red.png"))
+        save_png(shot, os.path.join(FOLDER, "bridge-not-red.png"))
+    assert bands, "drawing the Bridge panel red changed nothing: is it open? (bridge-red.png)"
     bottom, top = bands[-1]
     cols = np.nonzero(changed[bottom:top + 1].any(axis=0))[0]
     return int(sidebar.x - area.x + (cols[0] + cols[-1]) // 2), int((bottom + top) // 2)
@@ -349,17 +287,17 @@ def steps():
     yield 0.3
 
     # -------------------------------------------- Start Bridge, with the real mouse
-    yield from open_mujoco_tab(window, sidebar)
-    park_mouse(window, area)
+    yield from open_sidebar_tab(window, area, "MJBLEND_PT_simulation")
+    assert "MJBLEND_PT_simulation" in report["drawn"], "the sidebar's MuJoCo tab did not draw"
     hx, hy = yield from bridge_header(area, sidebar)
     report["header_click"] = x11(window, area, hx, hy)
-    click(*report["header_click"], ctrl=True)  # open it, close the others
+    yield from click(*report["header_click"], ctrl=True)  # open it, close the others
     yield from until(lambda: PROBE["draws"] > 0, "the Bridge panel opening")
     park_mouse(window, area)
     bx, by = yield from first_button(area, sidebar)
     report["start_click"] = x11(window, area, bx, by)
     report["threads_before"] = bridge_threads()
-    click(*report["start_click"])
+    yield from click(*report["start_click"])
     yield from until(lambda: bridge_host.status() is not None, "the bridge started by the click")
     live = running()
     yield from until(lambda: live.modal_running, "the display sync of Start Bridge")
@@ -412,7 +350,7 @@ def steps():
                       "advanced": live.latest.time - first, "mode": bridge_host.status()["mode"]}
 
     # ------------------------------------------ Stop Bridge, with the real mouse
-    click(*report["stop_button"])
+    yield from click(*report["stop_button"])
     yield from until(lambda: bridge_host.status() is None, "the bridge stopped by the click")
     yield from until(lambda: not bridge_threads(), "the bridge's threads ending")
     report["after_stop"] = {"threads": bridge_threads(), "simulation": running() is live,
@@ -432,9 +370,6 @@ def guarded():
     except BaseException as error:
         tell("failed", error=f"{type(error).__name__}: {error}")
         raise
-    finally:
-        for screen in SCREEN:
-            screen.close()
 
 
 run_steps(guarded)

@@ -11,13 +11,12 @@ Usage (tests/gui/test_gui_panels.py does this):
 
 import importlib
 import os
-import subprocess
 import sys
 
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps  # noqa: E402
+from gui_script import ADDON, SCREENSHOT, record_draws, report, run_steps, screenshot_area  # noqa: E402
 
 report["steps"] = []
 
@@ -127,13 +126,9 @@ def show_steps(objects, image, window, area):
         report["steps"].append([image.name, "IMAGE_EDITOR"])
     yield show_image
 
-    def image_tab():
-        # The sidebar opens on its Tool tab and Blender 3.4 has no Python API
-        # for the active tab: click the "Image" tab (second from the top of
-        # the tab strip at the area's right edge), as a user would.
-        top = window.height - (big.y + big.height)  # X11 y grows downwards
-        x, y = big.x + big.width - 14, top + 100
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+    def image_tab():  # (the sidebar opens on its Tool tab)
+        sidebar = next(r for r in big.regions if r.type == "UI")
+        sidebar.active_panel_category = "Image"
     yield image_tab
     yield lambda: None
     yield lambda: None
@@ -150,8 +145,7 @@ def show_steps(objects, image, window, area):
 
     def screenshot():
         if SCREENSHOT:
-            with bpy.context.temp_override(window=window, area=big):
-                bpy.ops.screen.screenshot_area(filepath=SCREENSHOT)
+            screenshot_area(SCREENSHOT, big)
     yield screenshot
 
 

@@ -3,16 +3,19 @@
 The add-on's keys pressed for real (xdotool) with the mouse over the 3D viewport,
 in Object Mode:
 
-- in a scene without a MuJoCo model, 1 is Blender's own (hide every collection but
-  the first): the add-on's item is first in "Object Mode" but its poll passes the
-  key on;
+- in a scene without a MuJoCo model, 1 is Blender's: the add-on's item is first in
+  "Object Mode" but its poll passes the key on. Blender 5.2 binds no number key there
+  (the Outliner keeps 1-0 for collections), so the script binds 1 as a user who
+  wants the older Blenders' key back does (Preferences > Keymap > Object Mode > Add New:
+  object.hide_collection, every collection hidden but the first) and checks that the
+  add-on's item stays ahead of it;
 - with a model, 3 shows geom group 3 (a collision sphere whose class sets the group),
   3 again hides it, Shift+5 shows site group 5, 1 switches geom group 1 and leaves
   the collections alone;
 - Shift+Alt+C, Ctrl+Shift+Alt+E, Shift+Alt+L and Shift+Alt+I switch overlays;
-- while the simulation plays in the Fast display (Blender 3.4 hides its sources per
-  view layer), 3 adds the group's geom to what the instancer draws and 3 again takes
-  it out; stopped, the objects are as the switches say;
+- while the simulation plays in the Fast display (the instancer draws the moving
+  geoms, their objects hidden), 3 adds the group's geom to what the instancer draws
+  and 3 again takes it out; stopped, the objects are as the switches say;
 - the add-on preferences' key listing (ui/keymaps.draw) draws every item.
 
 What it saw goes to MJBLEND_RESULT.
@@ -56,6 +59,17 @@ def hidden(name):
     return [obj.hide_get(), obj.hide_render]
 
 
+def bind_collection_key():
+    """1 in the user's "Object Mode" keymap bound to Blender's object.hide_collection
+    (collection 1 only), as the preferences' Add New does; what 1 (no modifier) runs
+    there, in the keymap's order."""
+    keymap = bpy.context.window_manager.keyconfigs.user.keymaps["Object Mode"]
+    item = keymap.keymap_items.new("object.hide_collection", "ONE", "PRESS")
+    item.properties.collection_index = 1
+    return [k.idname for k in keymap.keymap_items
+            if k.active and k.type == "ONE" and k.value == "PRESS" and not (k.shift or k.ctrl or k.alt)]
+
+
 def second_hidden():
     return bpy.context.view_layer.layer_collection.children["Second"].hide_viewport
 
@@ -92,6 +106,7 @@ def record_listing():
 
 def steps():
     scene = bpy.context.scene
+    bpy.context.preferences.use_preferences_save = False  # (the keymap edit stays in this run)
     _window, area, _region = view3d()
     cheap_viewport(area)
     # a second collection, so that Blender's 1 (collection 1 only) has something to hide
@@ -100,7 +115,9 @@ def steps():
     second.objects.link(bpy.data.objects.new("Second empty", None))
     yield 0.5
 
-    # 1. no MuJoCo model: Blender's own key
+    # 1. no MuJoCo model: Blender's key
+    report["ones"] = bind_collection_key()
+    yield 0.5
     report["mode"] = bpy.context.mode
     report["second_before"] = second_hidden()
     press("1")

@@ -7,8 +7,8 @@ A script defines a generator of delays (seconds until its next step) and calls
 its traceback in the report, and Blender quits when the steps are done.
 
 Operators called with a context override while the physics thread lives go
-through `physics_parked` (see there: Blender crashes otherwise); operators that
-need no override (pause, stop) are called without one.
+through `physics_parked` (see there); operators that need no override (pause,
+stop) are called without one. Screenshots are read from the X server (gui_x11).
 """
 
 import contextlib
@@ -40,8 +40,9 @@ def record_draws(cls, entry=None):
     default the class name) and to report what it raised."""
     original = cls.draw
 
-    # Exactly (self, context): Blender 3.4 passes as many arguments as the function
-    # declares, so extra defaulted parameters would crash it.
+    # Exactly (self, context): Blender (5.2 as 3.4) calls a draw assigned to a
+    # registered panel with as many arguments as it declares: extra defaulted
+    # parameters crash it (a segmentation fault).
     def draw(self, context):
         try:
             original(self, context)
@@ -98,12 +99,15 @@ def open_sidebar_tab(window, area, panel):
     """(Generator) The sidebar (it opens on another tab) switched to the tab of `panel`
     (its bl_category) until `panel` draws (record_draws must watch it; at most 6 s),
     then the pointer parked over the viewport. (Not clicks down the tab strip: on
-    Blender 5 a click on the active tab collapses the sidebar to its tabs.)"""
+    Blender 5 a click on the active tab collapses the sidebar to its tabs. The tab
+    is read-only until a sidebar just shown has drawn once.)"""
     sidebar = next(r for r in area.regions if r.type == "UI")
-    sidebar.active_panel_category = getattr(bpy.types, panel).bl_category
+    category = getattr(bpy.types, panel).bl_category
     for _ in range(20):
         if panel in report["drawn"]:
             break
+        if not sidebar.is_property_readonly("active_panel_category"):
+            sidebar.active_panel_category = category
         area.tag_redraw()
         yield 0.3
     subprocess.run(["xdotool", "mousemove", str(area.x + area.width // 3),
@@ -133,10 +137,12 @@ def run_steps(steps):
 
 def physics_parked(running):
     """The physics thread of `running` (a LiveSimulation, or None) parked while the
-    body runs (engine.runner.Runner.parked: Blender 3.4 crashes when a context
-    override is resolved while another Python thread holds the GIL)."""
-    runner = getattr(running, "runner", None)
-    return runner.parked() if runner is not None else contextlib.nullcontext()
+    body runs, where the runner has `parked` (engine.runner.Runner.parked: Blender on
+    Python 3.11 crashes when an operator called with a context override reads it while
+    another Python thread holds the GIL; tests/blender/test_context_override.py); a
+    no-op otherwise (the GUI tier's Blender 5.2, on Python 3.14, would not crash)."""
+    parked = getattr(getattr(running, "runner", None), "parked", None)
+    return parked() if parked is not None else contextlib.nullcontext()
 
 
 def running_simulation():
@@ -157,12 +163,19 @@ def play_invoke():
 
 
 def screenshot_view(path):
-    """A screenshot of the largest 3D view as it is now: the window drawn once (the
-    screen keeps the last frame Blender showed, ~1 s old here), then read from the X
-    server (gui_x11: Blender's own screenshot operators save a black frame here)."""
+    """A screenshot of the largest 3D view as it is now (`screenshot_area`)."""
+    _window, area, _region = view3d()
+    screenshot_area(path, area)
+
+
+def screenshot_area(path, area):
+    """A screenshot of `area` as it is now: the window drawn once (the screen keeps
+    the last frame Blender showed, ~1 s old here), then read from the X server
+    (gui_x11: Blender's own screenshot operators save a black frame here)."""
     import gui_x11
 
-    window, area, _region = view3d()
+    window = bpy.context.window_manager.windows[0]
+    bpy.context.evaluated_depsgraph_get()  # what was written since the last evaluation, drawn
     with physics_parked(running_simulation()), bpy.context.temp_override(window=window, area=area):
         bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
     gui_x11.screenshot_area(path, window, area)

@@ -1,8 +1,9 @@
 """The group and overlay keys pressed for real over the 3D viewport in Debian's
-Blender 3.4 (tests/gui/groups_keys.py): Blender's own number key acts in a scene
-without a MuJoCo model; with one, 3 shows and hides geom group 3 (set by a default
-class), Shift+5 site group 5, the collections stay; the overlay keys switch their
-overlays; the preferences' key listing draws every item."""
+Blender 5.2 (tests/gui/groups_keys.py): Blender's number key (bound by the user:
+Blender 5.2 binds none in Object Mode) acts in a scene without a MuJoCo model; with
+one, 3 shows and hides geom group 3 (set by a default class), Shift+5 site group 5,
+the collections stay; the overlay keys switch their overlays; the preferences' key
+listing draws every item."""
 
 import pytest
 from gui_blender import leftover_processes, run_reporting_script
@@ -19,6 +20,8 @@ def test_number_keys_are_blenders_without_a_model(pressed):
     assert leftover_processes(folder) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert report["mode"] == "OBJECT"
+    # what 1 runs in the 3D view's "Object Mode", in order: the add-on's item first
+    assert report["ones"] == ["mujoco.toggle_group", "object.hide_collection"]
     assert report["second_before"] is False
     assert report["second_after_1_without_model"] is True  # object.hide_collection: collection 1 only
 
