@@ -1,7 +1,8 @@
 """Runs in Debian's Blender executable without a window: `blender --background
 --python background_smoke.py -- MODEL OUT.json`. Enables MJBlend (installed
-from its zip), notes where its mujoco comes from, imports MODEL with the File > Import operator, simulates it, exports it
-with the File > Export operator and compiles the export with MuJoCo."""
+from its zip), notes where its mujoco comes from, imports MODEL with the File >
+Import operator, simulates it, exports it with the File > Export operator and
+compiles the export with MuJoCo."""
 
 import json
 import os
