@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Where Blender's Python API differs between the Blenders MJBlend runs on.
 
-Tested: Blender 4.2 LTS, 4.5 LTS, 5.0 and 5.2 LTS (blender_manifest.toml asks
-for 4.2 or newer). Every version difference the add-on cares about is one name
-here, with the version that changed it; the rest of the code asks these names
-and never `bpy.app.version` or `hasattr` on Blender's types. A change made at
-or before 4.2 is no flag: the code takes the new API as it is.
+Tested: Blender 4.2 LTS, 4.5 LTS, 5.0, 5.1 and 5.2 LTS (blender_manifest.toml
+asks for 4.2 or newer). Every version difference the add-on cares about is one
+name here, with the version that changed it; the rest of the code asks these
+names and never `bpy.app.version` or `hasattr` on Blender's types. A change made
+at or before 4.2 is no flag: the code takes the new API as it is.
+
+5.1 and 5.2 need no name here (issue 29): no API the add-on calls changed from
+5.0 (the suite passes on bpy 5.1.2 and 5.2.3, and Blender raises no
+DeprecationWarning in it). What did change is handled the same way on every
+release: their Python is 3.13 and their numpy 2 (no str times a numpy bool);
+5.2's viewport draws no instance of a source hidden with hide_viewport (the Fast
+display hides its sources per view layer); 5.2's image shader reads a texture's
+colour as sRGB (the overlay labels hold straight alpha on whole pixels).
 """
 
 import bpy
