@@ -27,17 +27,22 @@ stamp="$VENV/.installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi
-quiet_pip() {  # pip's notes about this machine's extra (absent) indexes are noise
-    PIP_ROOT_USER_ACTION=ignore "$@" 2>&1 | grep -v "^WARNING: Location '" || true
+quiet_pip() {  # pip "$@" with its exit status, its notes about this machine's absent extra indexes dropped
+    log=$(mktemp)
+    if PIP_ROOT_USER_ACTION=ignore "$@" --quiet --disable-pip-version-check >"$log" 2>&1; then
+        status=0; else status=$?; fi
+    grep -v "^WARNING: Location '" "$log" || true
+    rm -f "$log"
+    [ "$status" = 0 ] || echo "error: pip failed making $VENV: $*" >&2
+    return "$status"
 }
 echo "== environment $VENV: bpy $BPY_VERSION (Python $BPY_PYTHON) + requirements-dev.txt"
 if [ "$BPY_PYTHON" = 3.11 ]; then
     command -v "$PYTHON" >/dev/null || {
         echo "error: $PYTHON not found; bpy $BPY_VERSION needs Python 3.11" >&2; exit 1; }
     test -x "$VENV/bin/python" || "$PYTHON" -m venv "$VENV"
-    quiet_pip "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -r requirements-dev.txt "bpy==$BPY_VERSION" 2>&1 \
-        | { grep -v "^WARNING: Location '" || true; }
+    quiet_pip "$VENV/bin/python" -m pip install --upgrade pip
+    quiet_pip "$VENV/bin/python" -m pip install -r requirements-dev.txt "bpy==$BPY_VERSION"
     "$VENV/bin/python" -c "import bpy, mujoco" || { echo "error: $VENV cannot import bpy and mujoco" >&2; exit 1; }
 else
     tools/debian_root.sh
@@ -49,20 +54,16 @@ else
     for glibc in 17 24 26 27 28 31 34 35 39; do platforms="$platforms --platform manylinux_2_${glibc}_x86_64"; done
     # pip download honours Requires-Python for the target Python; pip install
     # --target does not (it checks the host's), so the set pip download chose is
-    # installed from its files with that check off. Exit status: pip's, not grep's.
+    # installed from its files with that check off.
     wheelhouse="$VENV/wheelhouse"
     target_pip() {
-        { PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip "$@" --quiet --disable-pip-version-check \
-            --only-binary=:all: --implementation cp --python-version "$BPY_PYTHON" \
-            --platform manylinux2014_x86_64 $platforms 2>&1; echo "pip-exit $?"; } \
-            | grep -v "^WARNING: Location '" > "$VENV/pip.log"
-        grep -v "^pip-exit" "$VENV/pip.log" || true
-        grep -q "^pip-exit 0$" "$VENV/pip.log" || { echo "error: making $VENV failed" >&2; exit 1; }
+        quiet_pip "$PYTHON" -m pip "$@" --only-binary=:all: --implementation cp --python-version "$BPY_PYTHON" \
+            --platform manylinux2014_x86_64 $platforms
     }
     target_pip download --dest "$wheelhouse" -r "$VENV/requirements.txt" "bpy==$BPY_VERSION"
     target_pip install --no-index --find-links "$wheelhouse" --ignore-requires-python \
         --target "$site" "$wheelhouse"/*.whl
-    rm -rf "$wheelhouse" "$VENV/pip.log"
+    rm -rf "$wheelhouse"
     touch "$VENV/.in-root"  # tools/run_tests.sh runs this environment inside the root
     tools/in_root.sh "$VENV/bin/python" -c "import bpy, mujoco" \
         || { echo "error: $VENV cannot import bpy and mujoco" >&2; exit 1; }
