@@ -11,7 +11,8 @@ Preferences > Keymap, listed in the add-on's preferences by `draw`):
 
 Each operator's poll fails where its key is not MuJoCo's (no simulation, no
 model): Blender then passes the key on to its own item, so the number keys hide
-collections as usual in a scene without a model.
+collections as usual in a scene without a model (4.2-4.5; 5.0 and later have no
+number key in Object Mode unless the user binds one, which then works the same).
 
 Which keymap: Blender merges an add-on's items into the user keymap of the same
 name ahead of the default items (wm_keymap_addon_add: BLI_addhead), and the 3D
