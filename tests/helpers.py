@@ -34,6 +34,38 @@ def corpus_params():
     return [pytest.param(m, id=m.replace("/", ":"), marks=pytest.mark.corpus) for m in models]
 
 
+def corpus_with(column):
+    """Corpus models whose models.tsv `column` is > 0, as pytest params."""
+    index = os.path.join(CORPUS, "models.tsv")
+    if not os.path.exists(index):
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
+    with open(index, encoding="utf-8") as fh:
+        paths = [row["path"] for row in csv.DictReader(fh, delimiter="\t") if int(row[column]) > 0]
+    assert paths, f"no corpus model has {column} > 0"
+    return [pytest.param(p, id=p.replace("/", ":"), marks=pytest.mark.corpus) for p in paths]
+
+
+def skinned_model(path, inflate=None):
+    """(model, data) of a corpus model, every skin's inflate set (None: as written), posed
+    at qpos0 by mj_kinematics."""
+    spec = load_corpus_spec(path)
+    if inflate is not None:
+        for element in spec.skins:
+            element.inflate = inflate
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    return model, data
+
+
+def mujoco_skin_vertices(model, data):
+    """Skin vertices as MuJoCo's visualiser poses them (mjv_updateScene): float32."""
+    scene = mujoco.MjvScene(model, maxgeom=2000)
+    mujoco.mjv_updateScene(model, data, mujoco.MjvOption(), None, mujoco.MjvCamera(),
+                           mujoco.mjtCatBit.mjCAT_ALL, scene)
+    return np.asarray(scene.skinvert).reshape(-1, 3)
+
+
 def site_without_mujoco(tmp_path):
     """A folder of symlinks to every package of this environment but mujoco*: on the
     path of a `python -I -S` child, it gives bpy, numpy, ... and no MuJoCo."""

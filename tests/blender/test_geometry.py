@@ -4,7 +4,6 @@ Real bpy, real mujoco, real corpus models. Each corpus test runs on the models
 of models.tsv that have the feature (meshes, hfields, flexes, skins).
 """
 
-import csv
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from helpers import CORPUS, load_corpus_spec
+from helpers import CORPUS, corpus_with, load_corpus_spec, mujoco_skin_vertices, skinned_model
 from mathutils.bvhtree import BVHTree
 
 from mjblend import blender_compat as compat
@@ -30,17 +29,6 @@ PRIMITIVES = [GEOM.mjGEOM_PLANE, GEOM.mjGEOM_SPHERE, GEOM.mjGEOM_CAPSULE, GEOM.m
 NORMAL_TOLERANCE = 2e-3 if compat.FREE_NORMALS else 1e-2
 PANDA = "menagerie/franka_emika_panda/scene.xml"
 BARKOUR_HFIELD = "menagerie/google_barkour_vb/scene_hfield_mjx.xml"
-
-
-def corpus_with(column):
-    """Corpus models whose models.tsv `column` is > 0, as pytest params."""
-    index = os.path.join(CORPUS, "models.tsv")
-    if not os.path.exists(index):
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
-    with open(index, encoding="utf-8") as fh:
-        paths = [row["path"] for row in csv.DictReader(fh, delimiter="\t") if int(row[column]) > 0]
-    assert paths, f"no corpus model has {column} > 0"
-    return [pytest.param(p, id=p.replace("/", ":"), marks=pytest.mark.corpus) for p in paths]
 
 
 def verts_of(mesh):
@@ -527,24 +515,10 @@ def test_flex_grid_uvs(clean_scene):
     assert np.allclose(uv.reshape(-1, 2), np.column_stack([expect[:, 0], 1 - expect[:, 1]]))
 
 
-def mujoco_skin_vertices(model, data):
-    """Skin vertices as MuJoCo's visualiser poses them (mjv_updateScene)."""
-    scene = mujoco.MjvScene(model, maxgeom=2000)
-    mujoco.mjv_updateScene(model, data, mujoco.MjvOption(), None, mujoco.MjvCamera(),
-                           mujoco.mjtCatBit.mjCAT_ALL, scene)
-    return np.asarray(scene.skinvert).reshape(-1, 3)
-
-
 @pytest.mark.parametrize("path", corpus_with("nskin"))
 @pytest.mark.parametrize("inflate", [None, 0.002])
 def test_corpus_skin(clean_scene, path, inflate):
-    spec = load_corpus_spec(path)
-    if inflate is not None:
-        for skin in spec.skins:
-            skin.inflate = inflate
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    mujoco.mj_kinematics(model, data)
+    model, data = skinned_model(path, inflate)
     expect = mujoco_skin_vertices(model, data)
     for s in range(model.nskin):
         mesh = mujoco_meshes.skin_mesh(model, data, s, f"skin{s}")

@@ -7,15 +7,13 @@ multiply-adds): there the helpers are checked to 1e-15 and the skins to 1e-6
 with inflate off (with inflate on, an ill-conditioned vertex normal may turn
 with the rounding: that is what the bit-for-bit match settles)."""
 
-import csv
-import os
 import platform
 import sys
 
 import mujoco
 import numpy as np
 import pytest
-from helpers import CORPUS, load_corpus_spec
+from helpers import corpus_with, mujoco_skin_vertices, skinned_model
 
 from mjblend.engine import skin
 
@@ -73,14 +71,6 @@ def test_ordered_sum_adds_as_c_does_into_a_float_array(dtype):
     for row in range(2):
         np.add.at(once[row], index, values[row, np.arange(3000) // 3].astype(np.float64))
     assert not np.array_equal(once.astype(np.float32), expect)
-
-
-def mujoco_skin_vertices(model, data):
-    """Skin vertices as MuJoCo's visualiser poses them (mjv_updateScene): float32."""
-    scene = mujoco.MjvScene(model, maxgeom=2000)
-    mujoco.mjv_updateScene(model, data, mujoco.MjvOption(), None, mujoco.MjvCamera(),
-                           mujoco.mjtCatBit.mjCAT_ALL, scene)
-    return np.asarray(scene.skinvert).reshape(-1, 3)
 
 
 def assert_skins_are_mujocos(model, data):
@@ -155,25 +145,10 @@ def test_skin_vertices_are_mujocos_on_a_made_skin(inflate):
         data.qpos[:] = RNG.uniform(-1.5, 1.5, model.nq)
 
 
-def corpus_skins():
-    index = os.path.join(CORPUS, "models.tsv")
-    if not os.path.exists(index):
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS}"))]
-    with open(index, encoding="utf-8") as fh:
-        paths = [row["path"] for row in csv.DictReader(fh, delimiter="\t") if int(row["nskin"]) > 0]
-    return [pytest.param(p, id=p.replace("/", ":"), marks=pytest.mark.corpus) for p in paths]
-
-
-@pytest.mark.parametrize("path", corpus_skins())
+@pytest.mark.parametrize("path", corpus_with("nskin"))
 @pytest.mark.parametrize("inflate", [None, 0.002])
 def test_skin_vertices_are_mujocos_on_corpus_models(path, inflate):
-    spec = load_corpus_spec(path)
-    if inflate is not None:
-        for element in spec.skins:
-            element.inflate = inflate
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    mujoco.mj_kinematics(model, data)
+    model, data = skinned_model(path, inflate)
     assert_skins_are_mujocos(model, data)  # the pose of the test that found the mismatch (issue: rodent)
     for _ in range(2):  # moved joints
         data.qpos[:] = model.qpos0 + RNG.uniform(-0.3, 0.3, model.nq)
