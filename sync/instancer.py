@@ -64,7 +64,7 @@ CHUNK_OF = "chunk"  # point attribute: its chunk (-1: draws nothing)
 ROTATION = "rotation"  # point attribute: its pose's rotation now, a quaternion (w x y z)
 RENDERED = "rendered"  # point attribute: its source shows in renders
 MADE = "mjblend_fast_display"  # ID property: a data-block an instancer made
-SHOWN = "mjblend_shown"  # ID property of a hidden source: (hide_viewport, hide_render) before
+SHOWN = "mjblend_shown"  # ID property of a hidden source: its hide_render before
 
 
 class Instancer:
