@@ -38,7 +38,7 @@ def check_prerequisites():
 
 def blender_command(*args, timeout=300) -> subprocess.CompletedProcess:
     """`blender ARGS` as a user of the installed extension runs it (no window)."""
-    return _run([BLENDER, *map(str, args)], _environment(None), timeout)
+    return _run([BLENDER, *map(str, args)], user_environment(), timeout)
 
 
 def user_folder() -> str:
@@ -56,7 +56,8 @@ def user_folder() -> str:
     return _user_folder[0]
 
 
-def _environment(tmp_path, env=None):
+def user_environment(env=None):
+    """The environment Blender runs in: the user folder with the extension installed."""
     environment = {**os.environ, "BLENDER_USER_RESOURCES": user_folder(), "MJBLEND_ADDON": EXTENSION,
                    **(env or {})}
     environment.pop("PYTHONPATH", None)  # nothing but what Blender installed
@@ -88,7 +89,7 @@ def run_gui_script(script, tmp_path, env=None, timeout=180, screen=SCREEN):
                    check=True, capture_output=True, timeout=timeout)
     return _run(["xvfb-run", "-a", "-s", f"-screen 0 {screen}", BLENDER, str(start),
                  "--python-use-system-env", "--python", script],
-                _environment(tmp_path, env), timeout)
+                user_environment(env), timeout)
 
 
 def run_reporting_script(tmp_path_factory, script, env=None, **kwargs):
@@ -106,7 +107,7 @@ def run_background_script(script, tmp_path, args=(), env=None, timeout=180):
     """Run `script` in the Blender executable without a window (`--background`)."""
     check_prerequisites()
     return _run([BLENDER, "--background", "--factory-startup", "--python-use-system-env",
-                 "--python", script, "--", *map(str, args)], _environment(tmp_path, env), timeout)
+                 "--python", script, "--", *map(str, args)], user_environment(env), timeout)
 
 
 def leftover_processes(tmp_path) -> list[str]:

@@ -14,7 +14,7 @@ import time
 import mujoco
 import numpy as np
 import pytest
-from gui_blender import BLENDER, _environment, leftover_processes, run_background_script
+from gui_blender import BLENDER, blender_command, leftover_processes, run_background_script, user_environment
 from helpers import CORPUS, free_port, port_is_free
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bridge"))
@@ -45,7 +45,7 @@ def test_serve_answers_a_client_and_stops_when_asked(tmp_path):
     process = subprocess.Popen(
         [BLENDER, "--background", "--command", "mjblend_serve", HUMANOID, "--port", str(request_port),
          "--state-port", str(state_port), "--paused"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_environment(tmp_path),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=user_environment(),
         cwd=tmp_path, start_new_session=True)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)],
@@ -86,14 +86,12 @@ def test_export_batch_writes_what_mujoco_compiles_to_the_same_model(tmp_path):
     blend, out = tmp_path / "humanoid.blend", tmp_path / "out"
     proc = run_background_script(os.path.join(HERE, "save_blend.py"), tmp_path, args=(HUMANOID, blend))
     assert proc.returncode == 0 and blend.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
-    proc = subprocess.run([BLENDER, "--background", "--command", "mjblend_export_batch", blend, out],
-                          env=_environment(tmp_path), capture_output=True, text=True, timeout=300)
+    proc = blender_command("--background", "--command", "mjblend_export_batch", blend, out)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "MJBlend exported" in proc.stdout
     exported = mujoco.MjModel.from_xml_path(str(out / "humanoid.xml"))
     assert same_model(exported, mujoco.MjModel.from_xml_path(HUMANOID)) == []
     # a missing file is the command's own clear error, exit status 1
-    proc = subprocess.run([BLENDER, "--background", "--command", "mjblend_export_batch",
-                           str(tmp_path / "missing.blend"), str(out)],
-                          env=_environment(tmp_path), capture_output=True, text=True, timeout=120)
+    missing = tmp_path / "missing.blend"
+    proc = blender_command("--background", "--command", "mjblend_export_batch", missing, out, timeout=120)
     assert proc.returncode == 1 and "MJBlend: no file" in proc.stderr, proc.stderr[-2000:]
