@@ -1,14 +1,15 @@
-"""Application handlers, registered and removed in pairs."""
+"""Application handlers, registered and removed in pairs: what Blender demands of
+the add-on around saves, loads, undo and redo (every scene session's parts go
+through live/scene_session.py's one lifecycle), and the edits the depsgraph reports."""
 
 import bpy
 from bpy.app.handlers import persistent
 
 from ..components import changes, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
-from ..live import bridge_host, randomization_preview, scene_session
-from ..sync import instancer
-from ..ui.overlays import draw as overlay_draw
 from ..authoring import validation
+from ..live import bridge_host, scene_session
+from ..sync import instancer
 
 
 @persistent
@@ -34,71 +35,39 @@ def note_moved_and_reshaped(_scene, depsgraph):
         if update.is_updated_transform or update.is_updated_geometry:
             changes.moved(update.id.original)
             edited = True
-    if edited and not scene_session.all_live():  # (a running simulation reports its own errors)
+    if edited and not scene_session.all_simulations():  # (a running simulation reports its own errors)
         validation.schedule()
 
 
 @persistent
-def end_simulations(*_args):
-    """File load, undo and redo replace the objects a simulation is bound to: end
-    it first, putting back the authored poses (so undo never records simulated ones)."""
-    scene_session.drop_all(restore=True)
+def end_sessions(*_args):
+    """File load, undo and redo replace the objects a scene session's parts are bound
+    to: each ends first (a bridge stops, a preview's instancer goes, a simulation ends
+    with the authored poses back, so undo never records simulated ones)."""
+    scene_session.end_all(restore=True)
 
 
 @persistent
-def end_previews(*_args):
-    """File load, undo and redo replace the objects a randomization preview draws: it
-    ends first, its instancer removed and the objects shown as they were."""
-    randomization_preview.stop_all()
-
-
-@persistent
-def suspend_previews(*_args):
-    """A .blend holds no preview: its instancer goes before the save, back after it."""
-    for preview in randomization_preview.all_previews():
-        preview.suspend()
-
-
-@persistent
-def resume_previews(*_args):
-    for preview in randomization_preview.all_previews():
-        preview.resume()
-
-
-@persistent
-def stop_bridge(*_args):
-    """A file load replaces the scene the bridge serves: it stops (sockets closed)."""
-    bridge_host.stop()
-
-
-@persistent
-def forget_scene_sessions(*_args):
-    """Undo, redo and file load put back values without the edits reporting them:
-    every scene session (scans, held poses, validation) is dropped as one, and the
-    next scan starts anew; so are the overlays' cached frames (they hold snapshots)."""
-    scene_session.drop_all(restore=False)
-    overlay_draw.forget()
-
-
-@persistent
-def sweep_fast_displays(*_args):
-    """Undo, redo and load can bring back a Fast display saved in an undo step (or
-    a file) with no simulation behind it: removed, its objects shown again."""
+def forget_sessions(*_args):
+    """Undo, redo and file load put back values without the edits reporting them: every
+    scene session (scans, held poses, validation, drawing caches) is forgotten, and the
+    next scan starts anew. A Fast display saved in an undo step (or a file) with no
+    simulation behind it is removed, its objects shown again."""
+    scene_session.end_all(restore=False)
     instancer.sweep()
 
 
 @persistent
-def save_authored_poses(*_args):
-    """A .blend holds the authored poses, never simulated ones."""
-    for running in scene_session.all_live():
-        running.restore()
+def suspend_sessions(*_args):
+    """A .blend holds the authored poses and no preview: each session's parts step aside
+    for the save..."""
+    scene_session.suspend_all()
 
 
 @persistent
-def resume_simulated_poses(*_args):
-    for running in scene_session.all_live():
-        if running.session is not None:
-            running.reapply()
+def resume_sessions(*_args):
+    """... and come back after it."""
+    scene_session.resume_all()
 
 
 def _model_roots():
@@ -122,24 +91,15 @@ def migrate_stored_data(*_args):
 
 HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),
             (bpy.app.handlers.save_pre, pack_generated_images),
-            (bpy.app.handlers.save_pre, save_authored_poses),
-            (bpy.app.handlers.save_post, resume_simulated_poses),
-            (bpy.app.handlers.save_pre, suspend_previews),
-            (bpy.app.handlers.save_post, resume_previews),
-            (bpy.app.handlers.load_pre, end_previews),
-            (bpy.app.handlers.undo_pre, end_previews),
-            (bpy.app.handlers.redo_pre, end_previews),
-            (bpy.app.handlers.load_pre, stop_bridge),
-            (bpy.app.handlers.load_pre, end_simulations),
-            (bpy.app.handlers.undo_pre, end_simulations),
-            (bpy.app.handlers.redo_pre, end_simulations),
+            (bpy.app.handlers.save_pre, suspend_sessions),
+            (bpy.app.handlers.save_post, resume_sessions),
+            (bpy.app.handlers.load_pre, end_sessions),
+            (bpy.app.handlers.undo_pre, end_sessions),
+            (bpy.app.handlers.redo_pre, end_sessions),
             (bpy.app.handlers.load_post, migrate_stored_data),
-            (bpy.app.handlers.load_post, forget_scene_sessions),
-            (bpy.app.handlers.undo_post, forget_scene_sessions),
-            (bpy.app.handlers.redo_post, forget_scene_sessions),
-            (bpy.app.handlers.load_post, sweep_fast_displays),
-            (bpy.app.handlers.undo_post, sweep_fast_displays),
-            (bpy.app.handlers.redo_post, sweep_fast_displays),
+            (bpy.app.handlers.load_post, forget_sessions),
+            (bpy.app.handlers.undo_post, forget_sessions),
+            (bpy.app.handlers.redo_post, forget_sessions),
             (bpy.app.handlers.depsgraph_update_post, note_moved_and_reshaped))
 
 
@@ -150,8 +110,8 @@ def register():
 
 
 def unregister():
-    bridge_host.stop()
-    scene_session.drop_all(restore=True)
+    scene_session.end_all(restore=True)
+    bridge_host.unregister()
     for handlers, function in HANDLERS:
         if function in handlers:
             handlers.remove(function)

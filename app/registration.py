@@ -8,7 +8,7 @@ import bpy
 
 from ..authoring import default_classes, display, validation
 from ..components import properties
-from ..live import (bridge_host, groups as live_groups, overlay_settings, randomization_preview,
+from ..live import (groups as live_groups, overlay_settings, randomization_preview,
                     simulation_settings)
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
@@ -41,10 +41,9 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
              + group_operators.CLASSES)
-# (bridge_host before handlers: unregistered after them, its bridge stops with the simulations;
-# overlay_popover before sidebar: the header's Play / Pause button stays its last item)
+# (overlay_popover before sidebar: the header's Play / Pause button stays its last item)
 MODULES = (properties, simulation_settings, overlay_settings, plot_settings, randomization_preview,
-           bridge_host, timeline, _Classes(plot_operators.CLASSES), plot_draw,
+           timeline, _Classes(plot_operators.CLASSES), plot_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, menus, add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation,
            serve, batch_export, live_groups)

@@ -30,7 +30,7 @@ import mujoco
 
 from ..importer import build
 from . import command_line
-from ..live import bridge_host, scene_session
+from ..live import bridge_host, scene_session, simulation
 
 COMMAND = "mjblend_serve"  # Blender's command ids are global identifiers: named after the add-on
 READY = "MJBlend bridge serving"  # the first words of the line a caller may wait for
@@ -82,7 +82,7 @@ def main(argv) -> int:
             live.reset(_keyframe(live.model, args.keyframe, served.host.root_prefixes()))
         if not args.paused:
             live.play()
-    except (ValueError, scene_session.SimulationError) as error:
+    except (ValueError, simulation.SimulationError) as error:
         _stop()
         return command_line.fail(str(error))
     print(_endpoints(served, path), flush=True)
@@ -156,7 +156,7 @@ def _endpoints(served, path: str) -> str:
 
 def _stop() -> None:
     bridge_host.stop()
-    scene_session.drop_all(restore=False)
+    scene_session.end_all(restore=False)
 
 
 command = command_line.Command(COMMAND, main)

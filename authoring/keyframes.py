@@ -12,6 +12,7 @@ from ..components import changes
 from . import authoring, validation
 from ..live import scene_session
 from ..scan import scene_scan
+from ..scene import preferences
 
 
 def keys_of(root):
@@ -23,8 +24,8 @@ def keys_of(root):
 def store(context, name: str = ""):
     """A keyframe of the running simulation's state, or of the model's qpos0."""
     root = authoring.model_root(context)
-    running = scene_session.get(context.scene)
-    if running is not None and running.runner is not None:
+    running = scene_session.simulation(context.scene)
+    if running is not None and not running.ended:
         data = running.latest  # (a snapshot has the state's time, qpos, qvel, act, ctrl, mocap)
     else:
         outcome = validation.validate(context.scene)
@@ -48,9 +49,9 @@ def store(context, name: str = ""):
 def load(context, obj) -> int:
     """Reset the simulation (started, paused, if none runs) to keyframe `obj`; its index."""
     root = scene_scan.model_of(obj)
-    running = scene_session.ensure(context.scene)
+    running = scene_session.start_simulation(context.scene, preferences.settings(context))
     running.check_edits()  # a keyframe stored since the last compile
-    index = next((i for (kind, i), o in running.by_id.items() if kind == "key" and o == obj), None)
+    index = next((i for (kind, i), o in running.binding.by_id.items() if kind == "key" and o == obj), None)
     if index is None:
         index = keys_of(root).index(obj)
     context.scene.mujoco_simulation.keyframe = index

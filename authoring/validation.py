@@ -30,7 +30,7 @@ class Result:
 
 def result(scene) -> Result | None:
     """The last check of `scene` (kept by its scene session, dropped with it)."""
-    owner = scene_session.peek(scene)
+    owner = scene_session.existing(scene)
     return owner.validation if owner is not None else None
 
 
@@ -70,7 +70,8 @@ def _run():
         return wait  # edited again meanwhile: wait for the quiet
     _due = None
     for scene in bpy.data.scenes:
-        if scene_scan.model_roots(scene) and scene_session.get(scene) is None:  # a running one reports itself
+        # (a running simulation reports its own errors)
+        if scene_scan.model_roots(scene) and scene_session.simulation(scene) is None:
             validate(scene)
     for window in bpy.context.window_manager.windows:
         for area in window.screen.areas:

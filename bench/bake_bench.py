@@ -22,8 +22,8 @@ scene: the earlier bake is cleared first) and a re-bake with its undo push
 pushes one: operators called from Python push no undo step unless asked, so
 the first two exclude it). The first two are broken down into sections, timed
 by wrapping the functions the operator calls (a few microseconds per call):
-compile + runner start (scene_session.ensure), recording (the Record command,
-stepping included), ending the simulation (scene_session.drop: objects back as
+compile + runner start (scene_session.start_simulation), recording (the Record command,
+stepping included), ending the simulation (scene_session.end_simulation: objects back as
 authored), clearing the earlier bake (timeline.clear), writing the keys
 (timeline.write; within it: poses to parent-local frames, the Actions with
 their F-Curves and keys, the recording kept), and the rest.
@@ -98,12 +98,12 @@ class Bench:
         from mjblend.engine import frames as mjframes
         from mjblend.engine.recording import steps_for_frames
         from mjblend.importer import build
-        from mjblend.live import scene_session
+        from mjblend.live import scene_session, simulation
         from mjblend.sync import timeline
         self.bpy, self.mujoco, self.build = bpy, mujoco, build
         self.scene_session, self.timeline, self.steps_for_frames = scene_session, timeline, steps_for_frames
         self.folder = tempfile.mkdtemp(prefix="mjblend-bench-")
-        scene_session.THREADED = False  # (inline, as in scripts and the bpy module)
+        simulation.THREADED = False  # (inline, as in scripts and the bpy module)
         bpy.context.preferences.edit.undo_steps = 2  # (a bake's undo step holds every key)
         self.sections = Sections()
         for owner, name, label in (
@@ -126,7 +126,7 @@ class Bench:
     def load(self, path):
         """A fresh scene with `path` imported, at args.fps frames per second."""
         bpy = self.bpy
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         bpy.ops.wm.read_homefile(use_empty=True)
         self.build.import_file(path, bpy.context.scene)
         scene = bpy.context.scene
@@ -174,7 +174,7 @@ class Bench:
             runs["again"].append(self.bake())
             runs["undo"].append(self.bake(undo=True))
             baked = runs["first"][-1][2]
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         bodies = baked.objects
         assert baked.frames == frames, (baked.frames, frames)
         step_s = statistics.median(stepping)

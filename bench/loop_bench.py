@@ -58,20 +58,20 @@ class Bench:
         addon_loader.enable_addon()
         from mjblend.engine import commands
         from mjblend.importer import build
-        from mjblend.live import scene_session
+        from mjblend.live import scene_session, simulation
         self.bpy, self.mujoco, self.build = bpy, mujoco, build
-        self.commands, self.scene_session = commands, scene_session
+        self.commands, self.scene_session, self.simulation = commands, scene_session, simulation
         self.folder = tempfile.mkdtemp(prefix="mjblend-bench-")
 
     def load(self, path, display="AUTO", threaded=True):
         """A fresh scene with `path` imported; its live simulation (not playing)."""
         bpy = self.bpy
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         bpy.ops.wm.read_homefile(use_empty=True)
         self.build.import_file(path, bpy.context.scene)
         bpy.context.scene.mujoco_simulation.display = display
-        self.scene_session.THREADED = threaded
-        return self.scene_session.ensure(bpy.context.scene)
+        self.simulation.THREADED = threaded
+        return self.scene_session.start_simulation(bpy.context.scene)
 
     def bodies_file(self, count):
         path = os.path.join(self.folder, f"bodies{count}.xml")
@@ -129,7 +129,7 @@ class Bench:
             running.pause()
             time.sleep(0.05)
             raws.append(self.raw_rate(model, steps))
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         raw, rate = statistics.median(raws), statistics.median(rates)
         print(f"1. raw mj_step, {label}: {raw:10.0f} steps/s")
         print(f"2. fast-forward under a 60 Hz {mode} display, {label}: {rate:10.0f} steps/s = "
@@ -144,28 +144,28 @@ class Bench:
         running.send(self.commands.Step(200))  # falling and landing: every pose differs
         running.send(self.commands.FastForward(True))
         running.play()
-        bodies = [obj for obj, _body in running.driven]
+        bodies = [obj for obj, _body in running.binding.driven]
         times = {"FAST": [], "OBJECTS": []}
         plain = []
         for display in ("FAST", "OBJECTS"):  # (each a run of frames: switching costs once)
             bpy.context.scene.mujoco_simulation.display = display
             running.runner.tick(budget=0.005)
-            running.display.show(running.latest)
+            running.display.show(running.latest, running.binding, running.held, display)
             view_layer.update()
             for frame in range(args.repeat * 4):
                 running.runner.tick(budget=0.005)  # a few more steps: every pose moves
                 shot = running.latest
                 start = time.perf_counter()
-                running.display.show(shot)
+                running.display.show(shot, running.binding, running.held, display)
                 view_layer.update()
                 times[display].append(time.perf_counter() - start)
                 assert running.display.fast_now == (display == "FAST")
                 if display == "OBJECTS":
-                    obj, body = running.driven[-1]  # the synced pose is what the depsgraph shows
+                    obj, body = running.binding.driven[-1]  # the synced pose is what the depsgraph shows
                     assert np.allclose(np.array(obj.matrix_world.translation), shot.xpos[body], atol=1e-5)
                     plain.append(plain_move_times(bpy, bodies, view_layer, shot, frame))
         fast, objects = times["FAST"], times["OBJECTS"]
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         fast_us, objects_us, plain_us = (statistics.median(t) / count * 1e6 for t in (fast, objects, plain))
         print(f"3. sync of {count} free bodies per frame, until the depsgraph has evaluated it:")
         print(f"   Fast (instancer):   {fast_us:7.2f} us per body  (target <= 1 us)")
@@ -197,7 +197,7 @@ class Bench:
         start_sim, start = running.latest.time, time.perf_counter()
         rate, fresh, frame_cost = self.display_loop(running, self.args.seconds)
         speed = (running.latest.time - start_sim) / (time.perf_counter() - start)
-        self.scene_session.drop_all()
+        self.scene_session.end_all()
         ok = speed >= 0.97 and rate >= 57 and fresh >= 50
         return ok, (f"{speed:.2f}x real time, {rate:.0f} frames/s ({fresh:.0f} with a new state), "
                     f"{frame_cost * 1e3:.1f} ms display work per frame")

@@ -50,14 +50,14 @@ def bpy_module_part(path: str, frames: int, repeat: int) -> None:
     addon_loader.enable_addon()
     from mjblend.engine import commands
     from mjblend.importer import build
-    from mjblend.live import overlay_settings, scene_session
+    from mjblend.live import overlay_settings, scene_session, simulation
     from mjblend.ui.overlays import layers
 
-    scene_session.THREADED = False
+    simulation.THREADED = False
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     build.import_file(path, scene)
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.send(commands.Step(400))
     per_frame = running.steps_for(1 / 60)
     switches = scene.mujoco_overlays
@@ -92,7 +92,7 @@ def bpy_module_part(path: str, frames: int, repeat: int) -> None:
     print(f"1. frame without overlays {statistics.median(without) * 1e3:6.2f} ms, with every overlay "
           f"{statistics.median(with_) * 1e3:6.2f} ms: {extra * 1e3:+.2f} ms per frame "
           f"({statistics.median(with_) / statistics.median(without):.2f}x)  (target <= +{TARGET * 1e3:g} ms)")
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def gui_part(path: str, repeat: int) -> None:

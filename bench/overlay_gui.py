@@ -33,11 +33,15 @@ def steps():
     area.spaces.active.overlay.show_overlays = True
     view = area.spaces.active.region_3d
     view.view_location, view.view_distance = (1.0, 1.0, 0.0), 6.0
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.runner.wait(running.send(commands.Step(400)), timeout=60)
     switches = scene.mujoco_overlays
     # every redraw computes its overlays anew, as a new snapshot each frame makes it
-    fresh = bpy.types.SpaceView3D.draw_handler_add(layers.forget, (), "WINDOW", "PRE_VIEW")
+    owner = scene_session.of(scene)
+
+    def forget():
+        owner.overlay_layers = None
+    fresh = bpy.types.SpaceView3D.draw_handler_add(forget, (), "WINDOW", "PRE_VIEW")
     yield 0.5
 
     def overlays(config: str):
@@ -66,7 +70,7 @@ def steps():
     overlays("all")
     computed = []  # of it, the layers' computation alone (no GPU)
     for _ in range(20):
-        layers.forget()
+        forget()
         start = time.perf_counter()
         layers.of_scene(scene)
         computed.append(time.perf_counter() - start)

@@ -76,7 +76,7 @@ def main():
             print(f"{model:58s}   scan failed: {str(error).splitlines()[0][:40]}")
             continue
         ratios.append(paired_ratio(ours, theirs))
-        scene_session.drop_all()
+        scene_session.end_all()
         scans = scene_session.of(bpy.context.scene).scans
         scans.spec(root)
         (rescan,) = round_times((lambda r=root, s=scans: s.spec(r),), args.repeat)

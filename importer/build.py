@@ -108,9 +108,8 @@ def transaction():
         raise
 
 
-def limits(context=None) -> mujoco_load.Limits:
+def limits(prefs: preferences.Settings = preferences.DEFAULTS) -> mujoco_load.Limits:
     """The memory and time MuJoCo's load may take, from the preferences."""
-    prefs = preferences.get(context or bpy.context)
     gigabytes = prefs.load_memory_gigabytes
     return mujoco_load.Limits(int(gigabytes * 2**30) if gigabytes else mujoco_load.default_memory_limit(),
                               prefs.load_seconds)

@@ -44,7 +44,7 @@ def scene_pool(scene, nbatch: int, nthread: int | None = None, seed: int | None 
 
 
 def _compiled(scene, roots, warnings):
-    owner = scene_session.peek(scene)  # a running simulation's authored poses, not its simulated ones
+    owner = scene_session.existing(scene)  # a running simulation's authored poses, not its simulated ones
     built = compile_spec.build_spec(roots, warnings, held=owner.held if owner is not None else None)
     return compile_spec.check(built.spec, scene.objects, built.scanners, warnings)
 
@@ -63,7 +63,7 @@ def export_for_training(scene, folder: str, name: str | None = None,
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name + ".xml")
     warnings = [] if warnings is None else warnings
-    owner = scene_session.peek(scene)
+    owner = scene_session.existing(scene)
     built = compile_spec.build_spec(roots, warnings, find_painted_textures=True,
                                     held=owner.held if owner is not None else None)
     mjcf_writer.write(built, path, copy_assets=True, scene_objects=scene.objects, randomize=True)

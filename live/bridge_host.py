@@ -13,17 +13,19 @@ direct and puppet modes the physics thread is parked and lends the simulation
 to the bridge (Runner.lend), which then applies what Blender sends between its
 own requests. An inline runner has no thread to park: Blender's main thread and
 the bridge's would both apply commands. Its model roots are attached with their
-prefixes (`LiveSimulation.for_bridge`), so URLab's client finds each entity's
-elements by `prefix + "_"`.
+prefixes (`LiveSimulation.for_bridge`; `entity_prefixes` here decides them and the
+scan is handed them), so URLab's client finds each entity's elements by
+`prefix + "_"`.
 
-One bridge per Blender session, kept here:
+One bridge per Blender session (it holds the ports), owned by the served
+scene's SceneSession (`owner.bridge`):
 
     bridge_host.start(scene, address, request_port, state_port, ("zmq",))
     bridge_host.status()    # what the Bridge panel shows, or None
     bridge_host.stop()      # every socket closed, every thread joined
 
-It stops on file load and add-on disable (app/handlers.py) and whenever its
-simulation is dropped (stop, undo, a bake that keeps a recording, ...).
+It ends with its scene's session (file load, undo, redo, add-on disable) and
+whenever its simulation ends (stop, a bake that keeps a recording, ...).
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ from dataclasses import dataclass
 
 import bpy
 
-from ..bridge.host import Host
+from ..bridge.host import Host, prefix_of
+from ..scene import preferences
+from ..scene.names import first_free, numbered
 from ..sync import views
-from . import scene_session
+from . import scene_session, simulation
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 
@@ -53,14 +57,14 @@ class BridgeError(Exception):
 class SceneHost(Host):
     """One scene's simulation as the bridge serves it."""
 
-    def __init__(self, scene, live: scene_session.LiveSimulation, remote_stop: bool = False):
+    def __init__(self, scene, live: simulation.LiveSimulation, remote_stop: bool = False):
         self.scene = scene  # (main thread only)
         self.name = scene.name
         self.remote_stop = remote_stop  # headless serving only: a client may stop it
         self.live = live
         self._recordings = recordings_folder()
 
-    def follow(self, live: scene_session.LiveSimulation) -> None:
+    def follow(self, live: simulation.LiveSimulation) -> None:
         """(Main thread) Serve `live` from now on (the scene's simulation restarted)."""
         self.live = live
 
@@ -100,20 +104,28 @@ def recordings_folder() -> str:
     return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
 
-def served_simulation(scene) -> scene_session.LiveSimulation:
+def entity_prefixes(roots) -> list[str]:
+    """Each model root's entity prefix on the bridge (bridge.host.prefix_of its name),
+    numbered where two would be the same ("arm.001" and "arm_001")."""
+    found: list[str] = []
+    for root in roots:
+        found.append(first_free(found, numbered(prefix_of(root.name), "_")))
+    return found
+
+
+def served_simulation(scene, prefs: preferences.Settings | None = None) -> simulation.LiveSimulation:
     """(Main thread) The scene's simulation, made ready for the bridge: on a physics
     thread (an inline one, as in --background and the bpy module, is restarted
     threaded) and compiled with entity prefixes (the state carried over). Raises
     SimulationError if the scene does not simulate."""
-    live = scene_session.get(scene)
-    if live is not None and live.runner is not None and not live.runner.threaded:
-        scene_session.drop(live, restore=True)  # (the bridge never applies commands inline)
+    live = scene_session.simulation(scene)
+    if live is not None and not live.threaded_runner:
+        scene_session.end_simulation(live, restore=True)  # (the bridge never applies commands inline)
         live = None
-    if live is None or live.runner is None:
-        owner = scene_session.of(scene)
-        owner.simulation = scene_session.LiveSimulation(owner, threaded=True, for_bridge=True)
-        return owner.simulation
-    live.serve_bridge()
+    if live is None:
+        return scene_session.start_simulation(scene, prefs, threaded=True, for_bridge=True,
+                                              entity_prefixes=entity_prefixes)
+    live.serve_bridge(entity_prefixes)
     return live
 
 
@@ -127,16 +139,14 @@ class Served:
     requests_seen: int = 0  # (the watch redraws the panel when clients were served)
 
 
-_SERVED: Served | None = None
-
-
 def transports_of(choice: str) -> tuple[str, ...]:
     """The preferences' transport choice as bridge.server.Bridge takes it."""
     return ("zmq", "shm") if choice == "ZMQ_SHM" else ("zmq",)
 
 
 def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_port: int = 5555,
-          transports=("zmq",), remote_stop: bool = False, stream_rate: float | None = None) -> Served:
+          transports=("zmq",), remote_stop: bool = False, stream_rate: float | None = None,
+          prefs: preferences.Settings | None = None) -> Served:
     """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
     bridge already running. BridgeError if it cannot (the message says why)."""
     stop()
@@ -148,10 +158,10 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
     except ImportError as error:
         raise BridgeError(f"The bridge needs {error.name or 'a package'} ({error}): install the MJBlend "
                           "extension zip, which bundles pyzmq and msgpack") from None
-    made = scene_session.running(scene) is None
+    made = scene_session.simulation(scene) is None
     try:
-        live = served_simulation(scene)
-    except scene_session.SimulationError as error:
+        live = served_simulation(scene, prefs)
+    except simulation.SimulationError as error:
         raise BridgeError(str(error), error.objects) from None
     host = SceneHost(scene, live, remote_stop)
     try:
@@ -163,37 +173,38 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
     except (PortInUse, OSError, ValueError) as error:
         bridge.stop()  # (its sockets and ZMQ context: nothing left open)
         if made:
-            scene_session.drop(live, restore=True)
+            scene_session.end_simulation(live, restore=True)
         message = str(error) if isinstance(error, PortInUse) else f"The bridge cannot start: {error}"
         raise BridgeError(message) from None
     except BaseException:
         bridge.stop()
         raise
-    global _SERVED
-    _SERVED = Served(bridge, host)
+    served = live.owner.bridge = Served(bridge, host)
     if not bpy.app.timers.is_registered(watch) and not bpy.app.background:
         bpy.app.timers.register(watch, first_interval=WATCH_INTERVAL)
-    return _SERVED
+    return served
+
+
+def _serving():
+    """The scene session a bridge serves, or None."""
+    return next((owner for owner in scene_session.all_sessions() if owner.bridge is not None), None)
 
 
 def stop() -> bool:
     """(Main thread) Stop the bridge, if one runs: every socket closed, every thread
     joined (the simulation goes on). True if one was running."""
-    global _SERVED
-    served, _SERVED = _SERVED, None
-    if served is None:
-        return False
-    served.bridge.stop()
-    return True
+    owner = _serving()
+    return owner is not None and owner.end_bridge()
 
 
 def current() -> Served | None:
-    return _SERVED
+    owner = _serving()
+    return owner.bridge if owner is not None else None
 
 
 def status() -> dict | None:
     """What the Bridge panel shows, or None when no bridge runs."""
-    served = _SERVED
+    served = current()
     if served is None:
         return None
     bridge, state = served.bridge, served.bridge.dispatcher.status
@@ -215,38 +226,30 @@ def is_local(address: str) -> bool:
     return local(address)
 
 
-def dropped(live) -> None:
-    """A simulation is being dropped: the bridge serving it stops first (while its runner
-    still answers any request in flight)."""
-    served = _SERVED
-    if served is not None and served.host.live is live:
-        stop()
-
-
 def watch() -> float | None:
     """(Main thread, on a timer in a window; the headless loop calls it) Stop a bridge
     whose scene is gone; follow the scene's simulation if it was restarted; redraw the
     panel when clients were served. The next interval, or None once no bridge runs."""
-    served = _SERVED
-    if served is None:
+    owner = _serving()
+    if owner is None:
         return None
-    host = served.host
+    served, host = owner.bridge, owner.bridge.host
     try:
         scene = host.scene
         scene.name  # noqa: B018  (a deleted scene raises here)
     except ReferenceError:
         stop()
         return None
-    live = scene_session.get(scene)
+    live = scene_session.simulation(scene)
     if live is None or live.runner is None:
         stop()
         return None
-    if live is not host.live:  # restarted without a drop of the served one
+    if live is not host.live:  # restarted without an end of the served one
         try:
-            if not live.runner.threaded:
-                raise scene_session.SimulationError("the scene's new simulation runs inline")
-            live.serve_bridge()
-        except scene_session.SimulationError as error:
+            if not live.threaded_runner:
+                raise simulation.SimulationError("the scene's new simulation runs inline")
+            live.serve_bridge(entity_prefixes)
+        except simulation.SimulationError as error:
             print(f"MJBlend: the bridge stopped: {error}")
             stop()
             return None
@@ -259,14 +262,7 @@ def watch() -> float | None:
     return WATCH_INTERVAL
 
 
-def register():
-    if dropped not in scene_session.DROP_LISTENERS:
-        scene_session.DROP_LISTENERS.append(dropped)
-
-
 def unregister():
     stop()
     if bpy.app.timers.is_registered(watch):
         bpy.app.timers.unregister(watch)
-    if dropped in scene_session.DROP_LISTENERS:
-        scene_session.DROP_LISTENERS.remove(dropped)

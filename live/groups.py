@@ -16,7 +16,7 @@ from . import randomization_preview, scene_session
 
 @contextlib.contextmanager
 def regrouping(scene):
-    live = scene_session.running(scene)
+    live = scene_session.simulation(scene)
     preview = randomization_preview.get(scene)
     drawn = preview is not None and preview.instancer is not None
     if live is not None:

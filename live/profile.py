@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import collections
 import time
-import weakref
 
 from . import scene_session
 
 WINDOW = 1.0  # seconds of frames the means cover
-_profiles: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # LiveSimulation -> Profile
 
 
 class Profile:
@@ -76,16 +74,16 @@ class Profile:
 
 
 def of(running) -> Profile:
-    """The profile of LiveSimulation `running` (made, and listening, on first use)."""
-    found = _profiles.get(running)
-    if found is None:
-        found = _profiles[running] = Profile(running.runner)
-    return found
+    """The profile of LiveSimulation `running` (made, and listening, on first use; it
+    ends with the simulation)."""
+    if running.profile is None:
+        running.profile = Profile(running.runner)
+    return running.profile
 
 
 def drew(scene, seconds: float) -> None:
     """A viewport draw callback of MJBlend took `seconds` (nothing while `scene` does
     not simulate)."""
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     if running is not None:
         of(running).drew(seconds)

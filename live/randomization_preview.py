@@ -21,10 +21,10 @@ One preview per scene, kept here (outside bpy data) like the scene sessions:
     randomization_preview.get(scene).tick()                      # the operator's timer does this
     randomization_preview.stop(scene)
 
-It stops on file load, undo, redo and add-on disable (app/handlers.py). It
-refuses to start while the scene's simulation runs, and the simulation refuses
-to start while it runs (scene_session.START_CHECKS): both would show the same
-objects.
+The scene's SceneSession keeps it and ends it with the session (file load,
+undo, redo, add-on disable). It refuses to start while the scene's simulation
+runs, and the simulation refuses to start while it runs
+(SceneSession.start_simulation): both would show the same objects.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from ..scan import compile_spec, scene_scan
 from ..scene.errors import MJBlendError
 from ..sync import timeline
 from ..sync.instancer import Instancer
-from . import scene_session
+from . import binding, scene_session, simulation
 from .display import GEOMETRY_TYPES
 
 MAX_COUNT = 64  # environments a preview may show
@@ -166,8 +166,8 @@ class RandomizationPreview:
         after a group switch showed or hid some: sync/groups.py; drawn by the next
         instancer, `resume`)."""
         bodies = self._bodies
-        groups = scene_session.moving_groups(bodies, {obj.as_pointer() for obj, _body in bodies},
-                                             self.scene.objects)
+        driven = {obj.as_pointer() for obj, _body in bodies}
+        groups = binding.moving_groups(bodies, driven, self.scene.objects)
         self.drawn = [[o for o in group if o.type in GEOMETRY_TYPES] for group in groups]
         self.also_hidden = [o for group in groups for o in group if o.type not in GEOMETRY_TYPES]
 
@@ -264,7 +264,7 @@ class RandomizationPreview:
 def _check_free(scene) -> None:
     """PreviewError unless the scene's objects are as authored: no simulation running
     (it moves them), no bake (the timeline moves them)."""
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     if running is not None:
         state = "playing" if running.playing else "paused, its objects where it left them"
         raise PreviewError(f"The scene's simulation is {state}: stop it (the square button in "
@@ -288,84 +288,54 @@ def _compile(scene):
         model, data = compile_spec.compiled(built.spec, scene.objects, built.scanners, warnings)
     except compile_spec.CompileError as error:
         raise PreviewError(str(error), error.objects) from None
-    for attr, value in scene_session.option_overrides(scene):
+    for attr, value in simulation.option_overrides(scene):
         spec_io.set_attr(model.opt, attr, value)
     return model, data, built.scanners, roots
 
 
-# ------------------------------------------------------------ registry
-
-_PREVIEWS: dict[int, RandomizationPreview] = {}
+# ------------------------------------------------------------ the scene's preview
+# (kept by its SceneSession, which ends it with the scene's other unsaved parts)
 
 
 def get(scene) -> RandomizationPreview | None:
     """The scene's preview, or None."""
-    preview = _PREVIEWS.get(scene.as_pointer())
-    if preview is not None and not _same(preview.scene, scene):  # a new scene at a reused address
-        _drop(preview)
-        return None
-    return preview
+    owner = scene_session.existing(scene)
+    return owner.preview if owner is not None else None
 
 
 def start(scene, randomization: Randomization | None, count: int = 4, seed: int | None = None,
           spacing: float = 0.0, view_layer=None) -> RandomizationPreview:
     """The scene's preview, started anew (one already running stops first). PreviewError
     (saying why) if it cannot start; then nothing is left of it."""
-    stop(scene)
-    preview = RandomizationPreview(scene, randomization, count, seed, spacing, view_layer)
-    _PREVIEWS[scene.as_pointer()] = preview
-    return preview
+    owner = scene_session.of(scene)
+    owner.end_preview()
+    owner.preview = RandomizationPreview(scene, randomization, count, seed, spacing, view_layer)
+    return owner.preview
 
 
 def stop(scene) -> bool:
     """End the scene's preview (False if none ran)."""
-    preview = _PREVIEWS.get(scene.as_pointer())
-    if preview is None:
-        return False
-    _drop(preview)
-    return True
+    owner = scene_session.existing(scene)
+    return owner is not None and owner.end_preview()
+
+
+def all_previews() -> list[RandomizationPreview]:
+    return [owner.preview for owner in scene_session.all_sessions() if owner.preview is not None]
+
+
+def stop_all() -> None:
+    for owner in scene_session.all_sessions():
+        owner.end_preview()
 
 
 def is_current(preview: RandomizationPreview) -> bool:
     """Is `preview` still its scene's preview? (False once stopped, replaced, or its
-    scene deleted: then it is dropped.)"""
+    scene deleted: then it is ended.)"""
     try:
         return get(preview.scene) is preview
     except ReferenceError:  # its scene was deleted
-        _drop(preview)
+        preview.close()
         return False
-
-
-def stop_all() -> None:
-    """Every preview ended (file load, undo, redo, add-on disable)."""
-    for preview in list(_PREVIEWS.values()):
-        _drop(preview)
-
-
-def all_previews() -> list[RandomizationPreview]:
-    return list(_PREVIEWS.values())
-
-
-def _drop(preview: RandomizationPreview) -> None:
-    for key, held in list(_PREVIEWS.items()):
-        if held is preview:
-            del _PREVIEWS[key]
-    preview.close()
-
-
-def _same(a, b) -> bool:
-    try:
-        return a == b and a.name is not None
-    except ReferenceError:
-        return False
-
-
-def refuse_simulation(scene) -> None:
-    """(scene_session.START_CHECKS) No simulation while the scene's preview runs."""
-    if _PREVIEWS and get(scene) is not None:
-        raise scene_session.SimulationError(
-            "The randomization preview is running: stop it (Sidebar > MuJoCo > Randomization Preview) "
-            "before simulating the scene")
 
 
 # ------------------------------------------------------------ settings
@@ -383,13 +353,8 @@ class MJBLEND_PG_randomization_preview(bpy.types.PropertyGroup):
 def register():
     bpy.utils.register_class(MJBLEND_PG_randomization_preview)
     bpy.types.Scene.mujoco_preview = PointerProperty(type=MJBLEND_PG_randomization_preview)
-    if refuse_simulation not in scene_session.START_CHECKS:
-        scene_session.START_CHECKS.append(refuse_simulation)
 
 
 def unregister():
-    stop_all()
-    if refuse_simulation in scene_session.START_CHECKS:
-        scene_session.START_CHECKS.remove(refuse_simulation)
     del bpy.types.Scene.mujoco_preview
     bpy.utils.unregister_class(MJBLEND_PG_randomization_preview)

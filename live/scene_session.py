@@ -1,776 +1,28 @@
-"""Everything unsaved about a scene, and its live simulation: scan -> compile -> bind -> run -> show.
+"""Everything unsaved about a scene, owned by one `SceneSession` per scene.
 
-One `SceneSession` per scene, created on demand and kept outside bpy data,
-owns what MJBlend knows about the scene and does not save: the scan cache, the
-authored poses held while a simulation moves objects, the last validation, and
-the simulation (`LiveSimulation`). It is dropped as one on file load, undo, redo, scene
-deletion and add-on disable. The simulation itself runs in an
-`engine.runner.Runner` (a physics thread in a window, inline in scripts and
-`--background`); `LiveSimulation` is the Blender side, on the main thread only:
+A .blend holds only what can be saved. What MJBlend knows about a scene beside
+that lives here, outside bpy data, in one object per scene (as MolecularNodes'
+session): the scan cache, the authored poses held while a simulation moves
+objects, the last validation, the live simulation (live/simulation.py), the
+randomization preview (live/randomization_preview.py), the bridge serving the
+scene (live/bridge_host.py) and the viewport's drawing caches (ui/overlays).
 
-- bind: after each compile, every element's MuJoCo id by its object (the
-  scanner's `MjsElement`s, read through `.id`, never looked up by name);
-- commands: what the user does (play, pause, step, reset, controls, a moved
-  free body or mocap object, an edit's recompiled model) is sent to the runner;
-- show: the runner's latest snapshot, through live/display.py (Objects, Fast
-  or Auto), flex and skin vertices to their meshes;
-- hold: the authored transform of every object the simulation moves is kept in
-  the scene session's `held` table, which the scan reads (never a simulated
-  pose as an authored one); stop puts it back exactly;
-- edits: a property edit or a moved element recompiles, carrying the state
-  over (Session.replace, sent to the runner); a failed recompile keeps the last
-  good model running.
+Each part has one way to go: `suspend` / `resume` around a save (the file gets
+the authored poses and no instancer), `end` on file load, undo, redo, scene
+deletion and add-on disable (threads joined, sockets closed, instancers
+removed). app/handlers.py calls these for every scene at once:
+
+    scene_session.of(scene)            # the scene's session, made on first use
+    scene_session.simulation(scene)    # its live simulation, or None
+    scene_session.start_simulation(scene, prefs)   # ... compiled and started if none
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
-
-import bpy
-import mujoco
-import numpy as np
-from mathutils import Matrix, Quaternion, Vector
-
-from ..components import changes, spec_io
-from ..engine import commands, frames
-from ..engine.runner import Runner
-from ..engine.recording import Recorder, steps_for_frames
-from ..engine.session import (Session, TooManySteps, check_keyframe, check_step_count, check_timestep,
-                              clamped_control, steps_for)
-from ..scan import compile_spec, scene_scan
+from ..scan import scene_scan
 from ..scene import preferences
-from ..scene.errors import MJBlendError
-from ..scene.transforms import HeldPose, baked, transform
-from ..sync import timeline
-from ..sync.objects import put_transform
-from .display import Display
-
-BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
-STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
-STOP_TIMEOUT = 2.0  # seconds to wait for the physics thread to end
-SHOW_WAIT = 0.5  # seconds an operator waits for a paused runner to show its command
-THREADED: bool | None = None  # None: the preference, in a window; inline without one
-RAISE_LIMIT = "raise it in Edit > Preferences > Add-ons > MJBlend > Step Limit"
-
-
-class SimulationError(MJBlendError):
-    """The scene cannot simulate."""
-
-
-class SimulationEnded(SimulationError):
-    """The simulation ended itself (objects it is bound to were deleted and the scene
-    without them does not compile): it has been dropped, objects back as authored."""
-
-
-def threaded_default() -> bool:
-    """A physics thread in a window (unless the preference turns it off); inline in
-    `--background` and the bpy module, where nothing else would keep time."""
-    if THREADED is not None:
-        return THREADED
-    return not bpy.app.background and preferences.get(bpy.context).physics_thread
-
-
-# Called with a scene before a simulation of it starts; each may refuse with a
-# SimulationError saying why (the randomization preview: live/randomization_preview.py)
-START_CHECKS: list = []
-
-
-class LiveSimulation:
-    """The simulation of one scene and its binding to the scene's objects."""
-
-    def __init__(self, owner: SceneSession, threaded: bool | None = None, for_bridge: bool = False):
-        for check in list(START_CHECKS):
-            check(owner.scene)
-        self.owner = owner
-        self.scene = owner.scene
-        self.name = owner.scene.name
-        self.threaded = threaded_default() if threaded is None else threaded
-        # served over the bridge: every model root attached with its entity prefix
-        # (compile_spec.build_spec's entity_prefixes); see `serve_bridge`
-        self.for_bridge = for_bridge
-        # ((model, its roots' entity prefixes), the one before): what the bridge reads
-        # from its own thread, made here on the main thread (a recompile's model may
-        # reach the runner a moment after it is bound)
-        self.served_prefixes: tuple = ()
-        self.runner: Runner | None = None
-        self.model: mujoco.MjModel | None = None  # the model of the current binding
-        self.error = ""  # the last failed recompile, shown in the panels
-        self.error_objects: list[str] = []
-        self.warnings: list[str] = []  # scan warnings of the last compile
-        self.held = owner.held  # as_pointer() -> HeldPose (the scene session's table)
-        self.held_vertices: dict[int, tuple] = {}  # as_pointer() -> (object, authored coords)
-        self.modal_running = False
-        self.display = Display(self)
-        self.reported_message = 0  # message_id of the last snapshot message reported
-        self._pending_controls: dict[int, tuple[int, float]] = {}  # actuator -> (seq, value)
-        self._sent_mocap = None
-        self._shown_frame = -1
-        self._scanners: list = []
-        self._signature = None  # of several model roots' structure, at the last build
-        self._next_structure_check = 0.0
-        self._object_count = len(owner.scene.objects)
-        self._edits = changes.Cursor()  # edits of the model since this simulation last looked
-        self.recorder: Recorder | None = None  # recording while it runs (see start_recording)
-        self.started_from_frame: int | None = None  # the baked frame whose state it started from
-        self.compile()
-
-    @property
-    def session(self) -> Session | None:
-        """The engine session (its MjData is the runner's: read it only inline)."""
-        return self.runner.session if self.runner is not None else None
-
-    @property
-    def latest(self):
-        """The runner's latest snapshot: what every view shows."""
-        return self.runner.latest
-
-    @property
-    def playing(self) -> bool:
-        return self.runner is not None and self.runner.playing
-
-    # ------------------------------------------------------------ compile
-
-    def _build(self, edited: bool):
-        """(spec, updated, scanners, roots, warnings); updated as `ScanCache.spec`
-        says: 0 when nothing changed."""
-        roots = scene_scan.model_roots(self.scene)
-        if not roots:
-            raise SimulationError("Nothing to simulate: the scene has no MuJoCo model "
-                                  "(File > Import > MuJoCo, or add a model root)")
-        warnings: list[str] = []
-        try:
-            if len(roots) == 1 and not self.for_bridge:
-                try:
-                    spec, updated = self.owner.scans.spec(roots[0], warnings)
-                except scene_scan.ScanError as error:  # named like build_spec names it
-                    raise SimulationError(f"{roots[0].name}: {error}", error.objects or [roots[0]]) from None
-                return spec, updated, [self.owner.scans.scanner_of(roots[0])], roots, warnings
-            # several models: attached into one spec, rebuilt on every change
-            signature = tuple(scene_scan.structure_signature(r) for r in roots)
-            if not edited and signature == self._signature:
-                return None, 0, self._scanners, roots, warnings
-            built = compile_spec.build_spec(roots, warnings, held=self.held, entity_prefixes=self.for_bridge)
-            spec, scanners = built.spec, built.scanners
-            self._signature = signature
-            return spec, None, scanners, roots, warnings
-        except (scene_scan.ScanError, compile_spec.CompileError) as error:
-            raise SimulationError(str(error), error.objects) from None
-
-    def compile(self, edited: bool = True) -> bool:
-        """(Re)compile the scene if it changed; True if a new model now runs.
-        Raises SimulationError when there is no runner yet and it cannot start;
-        a running simulation keeps its last good model and records the error."""
-        try:
-            spec, updated, scanners, roots, warnings = self._build(edited or self.runner is None)
-            if updated == 0 and self.runner is not None:
-                return False
-            model, data = compile_spec.compiled(spec, self.scene.objects, scanners, warnings)
-        except (SimulationError, compile_spec.CompileError) as error:
-            if self.runner is None:
-                raise SimulationError(str(error), error.objects) from None
-            self.error = str(error)
-            self.error_objects = [o.name for o in error.objects]
-            return False
-        self.error, self.error_objects, self.warnings = "", [], warnings
-        self._scanners = scanners
-        for attr, value in self._overrides():  # (the model is not shared yet)
-            spec_io.set_attr(model.opt, attr, value)
-        self.display.clear()  # its groups are of the old binding
-        ids = self._bind(model, scanners, roots, data)
-        if self.for_bridge:
-            self.served_prefixes = ((model, compile_spec.bridge_prefixes(roots)), *self.served_prefixes[:1])
-        if self.runner is None:
-            keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
-            session = Session(model, ids, keyframe=keyframe, data=data)
-            baked = timeline.recorded_state(self.scene, model, self.scene.frame_current)
-            if baked is not None:  # a baked scene: on from the current frame's recorded state
-                session.load_state(baked)
-                self.started_from_frame = self.scene.frame_current
-            session.set_speed(self.settings.realtime)
-            session.set_fast_forward(self.settings.fast_forward)
-            prefs = preferences.get(bpy.context)
-            self.runner = Runner(session, threaded=self.threaded, history_seconds=prefs.history_seconds,
-                                 history_bytes=prefs.history_megabytes << 20,
-                                 name=f"MJBlend physics ({self.name})")
-            # keyframe -1 or a key: its mocap poses are MuJoCo's, not the objects'
-            self.send_mocap()
-            self.runner.start()
-        else:
-            seq = self.runner.send(commands.Replace(model, ids, data))
-            self.send_mocap()
-            self.runner.wait(seq, SHOW_WAIT)
-        self.show(force=True)
-        return True
-
-    def serve_bridge(self) -> None:
-        """Compile for the bridge from now on (every model root attached with its entity
-        prefix), the state carried over as for any edit; SimulationError (and the model
-        as it was) if the scene does not compile now."""
-        if self.for_bridge:
-            return
-        self.for_bridge = True
-        if not self.compile(edited=True):
-            self.for_bridge = False
-            objects = [self.scene.objects[n] for n in self.error_objects if n in self.scene.objects]
-            raise SimulationError(self.error or "The scene does not compile for the bridge", objects)
-
-    @property
-    def settings(self):
-        return self.scene.mujoco_simulation
-
-    def _overrides(self) -> list[tuple]:
-        return option_overrides(self.scene)
-
-    def apply_overrides(self) -> None:
-        """The overrides again, on the running model (between two steps)."""
-        values = self._overrides()
-
-        def apply(session):
-            for attr, value in values:
-                spec_io.set_attr(session.model.opt, attr, value)
-        self.runner.send(commands.Call(apply, what="Option overrides"))
-
-    # --------------------------------------------------------------- bind
-
-    def _bind(self, model, scanners, roots, data) -> dict:
-        """ids by object, and what the display writes / reads each frame (`data`: the
-        compile's MjData of `model`, at qpos0)."""
-        ids, objects = {}, {}
-        body_object = {0: None}
-        for scanner in scanners:
-            for pointer, (block, kind, element) in scanner.elements.items():
-                if kind in BOUND_KINDS and element.id >= 0:
-                    ids[pointer] = (kind, element.id)
-                    objects[pointer] = block
-                    if kind == "body":
-                        body_object[element.id] = block
-        self.model = model
-        self.objects = objects
-        self.by_id = {(kind, i): objects[p] for p, (kind, i) in ids.items()}
-        self.body_ids = {p: i for p, (kind, i) in ids.items() if kind == "body"}
-        self.actuator_ids = {p: i for p, (kind, i) in ids.items() if kind == "actuator"}
-        attached = len(roots) > 1 or self.for_bridge  # (build_spec attached them where they stand)
-        world_frames = {root.as_pointer(): _world_frame(root, attached) for root in roots}
-        # MuJoCo's world in Blender's: the root's frame for one model, the identity for attached ones
-        loc, rot, _scale = roots[0].matrix_world.decompose()
-        self.world = Matrix.LocRotScale(loc, rot, None) if not attached else Matrix.Identity(4)
-        moved = not attached and not _is_identity(self.world)
-        self.world_quat = np.array(rot) if moved else None
-        self.world_pos = np.array(loc) if moved else None
-
-        driven, parents, fixes, mocap = [], [], [], []
-        for pointer, (kind, body) in ids.items():
-            if kind != "body":
-                continue
-            obj = objects[pointer]
-            chain = _chain_to(obj, body_object.get(int(model.body_parentid[body])))
-            if chain is None:
-                continue
-            root = scene_scan.model_of(obj)
-            world = world_frames.get(root.as_pointer()) if model.body_parentid[body] == 0 else None
-            if model.body_mocapid[body] >= 0:
-                to_mujoco = chain if world is None else world.inverted() @ chain
-                mocap.append((obj, int(model.body_mocapid[body]), body, to_mujoco))
-            elif model.body_jntnum[body] > 0:
-                fix = chain.inverted() if world is None else chain.inverted() @ world
-                plain = obj.rotation_mode == "QUATERNION" and _is_identity(fix)
-                driven.append((obj, body))
-                parents.append(int(model.body_parentid[body]))
-                fixes.append(None if plain else fix)
-        self.driven = driven
-        self.driven_ids = np.array([b for _o, b in driven], dtype=int)
-        self.driven_parents = np.array(parents, dtype=int)
-        # plain ones (most): Location / Rotation written straight; others through a matrix
-        self.plain_rows = np.array([i for i, f in enumerate(fixes) if f is None], dtype=int)
-        self.plain_objects = [driven[i][0] for i in self.plain_rows]
-        self.row_of = {driven[i][0].as_pointer(): int(i) for i in self.plain_rows}
-        self.fixed = [(driven[i][0], i, f) for i, f in enumerate(fixes) if f is not None]
-        self.levels = frames.depth_levels(model.body_parentid)
-        self.mocap = mocap
-        self.deformed = [(objects[p], kind, i, world_frames.get(scene_scan.model_of(objects[p]).as_pointer()))
-                         for p, (kind, i) in ids.items() if kind in ("flex", "skin")]
-        self._authored_poses(data)
-        self._roots = roots
-        self.regroup()
-        self._sent_mocap = None
-        self._hold()
-        return ids
-
-    def regroup(self) -> None:
-        """The objects that move with each driven body, as they are shown now (at a
-        binding, and after a group switch showed or hid some: sync/groups.py; the
-        Fast display's next instancer draws these)."""
-        driven = self.driven
-        self.groups = moving_groups(driven, {o.as_pointer() for o, _b in driven}, self.scene.objects)
-        self.moving_count = sum(len(group) for group in self.groups)  # (Auto's estimate)
-        # every object the binding reads or writes, with its name (a deleted object can no
-        # longer say it)
-        touched = {**{root.as_pointer(): root for root in self._roots}, **self.objects,
-                   **{o.as_pointer(): o for group in self.groups for o in group}}
-        self._touched = [(obj, obj.name) for obj in touched.values()]
-
-    def _authored_poses(self, data) -> None:
-        """Every body's pose as authored (MuJoCo's kinematics at qpos0, of the compile's
-        forward pass: `data` is not shared yet): the Fast display moves the authored
-        objects from there."""
-        self.authored_pos = data.xpos.copy()
-        self.authored_conj = frames.conjugate(data.xquat.copy())
-
-    def _hold(self) -> None:
-        """Keep the authored transform of every object the simulation now moves;
-        put back objects it no longer moves."""
-        moving = {o.as_pointer(): o for o, _b in self.driven}
-        moving.update({o.as_pointer(): o for o, *_rest in self.mocap})
-        for pointer in list(self.held):
-            if pointer not in moving:
-                self._restore_one(pointer)
-        for pointer, obj in moving.items():
-            if pointer not in self.held:
-                self.held[pointer] = HeldPose(obj, baked(obj) or transform(obj))
-        for obj, _kind, _i, _w in self.deformed:
-            pointer = obj.data.as_pointer()
-            if pointer not in self.held_vertices:
-                coords = np.empty(len(obj.data.vertices) * 3)
-                obj.data.vertices.foreach_get("co", coords)
-                self.held_vertices[pointer] = (obj.data, coords)
-        self.moving_pointers = set(moving) | {o.as_pointer() for o, *_r in self.deformed} \
-            | set(self.held_vertices)
-
-    # --------------------------------------------------------------- tick
-
-    def tick(self, now: float, selected=()) -> bool:
-        """One display frame: take edits (`selected`: the selected objects, which
-        the user may have moved) and mocap moves, step if inline, show the latest
-        snapshot. True if it showed a new one."""
-        self.take_edits(selected, now)
-        self.send_mocap()
-        if self.runner.playing:
-            self.runner.tick(now)  # (a threaded runner steps on its own)
-        return self.show()
-
-    def show(self, force: bool = False) -> bool:
-        """Show the latest snapshot if it is new (and of the bound model). Raises
-        SimulationEnded if bound objects were deleted and the scene no longer compiles."""
-        shot = self.runner.latest
-        if shot.model is not self.model or (shot.frame == self._shown_frame and not force):
-            return False
-        self._shown_frame = shot.frame
-        try:
-            self.display.show(shot)
-        except ReferenceError:  # a bound object was deleted since the last structure check
-            self.lost_objects()  # (its compile shows the new binding)
-        return True
-
-    # ----------------------------------------------------- deleted objects
-
-    def deleted(self) -> list[str]:
-        """Names of the objects of the current binding that were deleted."""
-        return [name for obj, name in self._touched if not _exists(obj)]
-
-    def forget_deleted(self) -> None:
-        """Deleted objects out of the look-up tables panels and overlays read, until the
-        next structure check recompiles without them (cheap: nothing is written)."""
-        if not self.deleted():
-            return
-        self.by_id = {key: obj for key, obj in self.by_id.items() if _exists(obj)}
-
-    def lost_objects(self) -> None:
-        """Bound objects were deleted (a ReferenceError on the way): recompile without
-        them now; if the scene no longer compiles, end the simulation, saying why."""
-        gone = self.deleted()
-        self.compile(edited=True)
-        if self.deleted():  # the recompile failed: the binding is the old one
-            self.end_for_deleted(gone)
-
-    def end_for_deleted(self, gone: list[str]) -> None:
-        """Drop the simulation (objects back as authored) and raise SimulationEnded."""
-        names = ", ".join(repr(n) for n in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
-        it = "it" if len(gone) == 1 else "them"
-        why = f": {self.error}" if self.error else ""
-        drop(self, restore=True)
-        raise SimulationEnded(f"The simulation stopped: {names} {'was' if len(gone) == 1 else 'were'} "
-                              f"deleted and the scene without {it} does not simulate{why}")
-
-    def take_message(self) -> str:
-        """A message of the runner not reported yet (why it paused, a refused command)."""
-        shot = self.runner.latest
-        if shot.message_id == self.reported_message or not shot.message:
-            return ""
-        self.reported_message = shot.message_id
-        return shot.message
-
-    def take_edits(self, selected=(), now: float | None = None) -> bool:
-        """Hand moves of simulated bodies, then edits of the model (see check_edits)."""
-        self.take_user_moves(selected)
-        return self.check_edits(now)
-
-    def check_edits(self, now: float | None = None) -> bool:
-        """Recompile if an element was edited or moved (not by the simulation),
-        or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
-        touched, moved = self._edits.read()
-        try:
-            edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
-        except ReferenceError:  # an object reported as moved was deleted since
-            edited = True
-        count = len(self.scene.objects)  # (an added or deleted object changes it: checked at once)
-        due = now is None or now >= self._next_structure_check or count != self._object_count
-        if not (edited or due):
-            return False
-        start = time.perf_counter()
-        compiled = self.compile(edited)
-        self._object_count = count
-        if not compiled and self.error:  # the last good model runs on, unless it lost objects
-            gone = self.deleted()
-            if gone:
-                self.end_for_deleted(gone)
-        if due and now is not None:
-            # a big scene's check costs: at most ~2% of the main thread on it
-            spent = time.perf_counter() - start
-            self._next_structure_check = now + max(STRUCTURE_CHECK_INTERVAL, 50 * spent)
-        return compiled
-
-    def _moved_itself(self, pointer) -> bool:
-        """A depsgraph 'moved' report is an edit only if the object's own
-        transform changed (children of simulated bodies are reported too)."""
-        for scanner in self._scanners:
-            entry = scanner.elements.get(pointer)
-            if entry is not None:
-                block, kind, _element = entry
-                return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind, self.held)
-        return False
-
-    def take_user_moves(self, selected) -> int:
-        """Simulated bodies the user moved since the last Objects sync (only
-        selected objects can be moved by hand: only those are compared). A free
-        body is put where the user put it, at rest; any other body's authored pose
-        shifts by the move (its joints keep their state). Returns how many moved."""
-        if self.display.written is None:
-            return 0
-        pos, quat = self.display.written
-        moved = 0
-        for obj in selected:
-            row = self.row_of.get(obj.as_pointer())
-            if row is None:
-                continue
-            location = Vector(obj.location)
-            rotation = obj.rotation_quaternion.copy()
-            written_loc = Vector(pos[row].astype(np.float32).tolist())
-            written_rot = Quaternion(quat[row].astype(np.float32).tolist())
-            if location == written_loc and rotation == written_rot:
-                continue
-            moved += 1
-            joint = self._free_joint(int(self.driven_ids[row]))
-            if joint is not None:
-                self.runner.send(commands.SetJointQpos(joint, tuple(location) + tuple(rotation.normalized())))
-                continue
-            held_obj, snapshot = self.held[obj.as_pointer()]
-            turn = rotation @ written_rot.inverted()
-            new_location = Vector(snapshot.location) + (location - written_loc)
-            new_rotation = turn @ Quaternion(snapshot.rotation_quaternion)
-            snapshot = snapshot._replace(location=tuple(new_location),
-                                         rotation_quaternion=tuple(new_rotation.normalized()))
-            self.held[obj.as_pointer()] = HeldPose(held_obj, snapshot)
-            changes.touch(obj)
-        if moved:
-            self.display.written = None  # shown again from the next snapshot
-        return moved
-
-    def _free_joint(self, body: int) -> int | None:
-        model = self.model
-        first = model.body_jntadr[body]
-        return int(first) if first >= 0 and model.jnt_type[first] == mujoco.mjtJoint.mjJNT_FREE else None
-
-    def send_mocap(self) -> None:
-        """Mocap bodies follow their objects: their poses, sent when they changed."""
-        if not self.mocap:
-            return
-        try:
-            self._send_mocap()
-        except ReferenceError:  # a mocap object was deleted since the last structure check
-            self.lost_objects()  # (the new binding's mocap poses are sent by its compile)
-
-    def _send_mocap(self) -> None:
-        model, key = self.model, self.runner.session.keyframe
-        index, pos, quat = [], [], []
-        for obj, mocap, body, to_mujoco in self.mocap:
-            index.append(mocap)
-            if transform(obj) == self.held[obj.as_pointer()].transform:
-                # where it was authored: the exact (double) pose of the model or keyframe
-                pos.append(model.key_mpos[key, 3 * mocap:3 * mocap + 3] if key >= 0 else model.body_pos[body])
-                quat.append(model.key_mquat[key, 4 * mocap:4 * mocap + 4] if key >= 0
-                            else model.body_quat[body])
-            elif _is_identity(to_mujoco):
-                pos.append(np.array(obj.location))
-                rotation = obj.rotation_quaternion if obj.rotation_mode == "QUATERNION" \
-                    else obj.matrix_basis.to_quaternion()
-                quat.append(np.array(rotation.normalized()))
-            else:
-                loc, rot, _scale = (to_mujoco @ obj.matrix_basis).decompose()
-                pos.append(np.array(loc))
-                quat.append(np.array(rot))
-        state = (tuple(index), np.array(pos, dtype=float), np.array(quat, dtype=float))
-        sent = self._sent_mocap
-        if sent is not None and np.array_equal(sent[1], state[1]) and np.array_equal(sent[2], state[2]):
-            return
-        self._sent_mocap = state
-        self.runner.send(commands.SetMocap(*state))
-
-    # ------------------------------------------------------------ picking
-
-    def body_of(self, obj) -> int | None:
-        """The MuJoCo body an object belongs to (a geom, site or mesh of it, however
-        deep), or None for the world and for objects outside the model."""
-        while obj is not None:
-            body = self.body_ids.get(obj.as_pointer())
-            if body is not None:
-                return body
-            if obj.mujoco.kind == "MODEL":
-                return None
-            obj = obj.parent
-        return None
-
-    def to_mujoco(self, point) -> np.ndarray:
-        """A Blender world point in MuJoCo's world."""
-        return np.array(self.world.inverted() @ Vector(point))
-
-    def to_blender(self, point) -> Vector:
-        return self.world @ Vector(tuple(point))
-
-    # ---------------------------------------------------------- commands
-
-    def send(self, command, wait: float | None = 0.0) -> int:
-        """Send a command; with `wait` (seconds, None: as long as it takes) wait
-        for it and show the result (a paused runner answers at once; inline,
-        it is already applied)."""
-        seq = self.runner.send(command)
-        if wait is None or wait > 0 or not self.runner.threaded:
-            if self.runner.wait(seq, wait):
-                self.show()
-        return seq
-
-    def play(self) -> None:
-        with _refused():
-            check_timestep(self.model)
-        self.send_mocap()
-        self.runner.send(commands.Play())
-
-    def pause(self) -> None:
-        self.runner.send(commands.Pause())
-
-    def steps_for(self, duration: float) -> int:
-        """The steps `duration` takes: round(duration / timestep). SimulationError
-        (saying why) for a duration or timestep that cannot be stepped, or more
-        steps than the preferences' step limit."""
-        with _refused():
-            return steps_for(self.model, duration, preferences.get(bpy.context).step_limit)
-
-    def check_steps(self, count: int) -> None:
-        """SimulationError (saying why) unless `count` steps can run: a timestep MuJoCo
-        can step with, and no more than the preferences' step limit."""
-        with _refused():
-            check_timestep(self.model)
-            check_step_count(count, preferences.get(bpy.context).step_limit, "Stepping ")
-
-    def simulate(self, duration: float) -> int:
-        """Exactly round(duration / timestep) steps (mocap poses read first), shown,
-        waited for; SimulationError (nothing run) for what `steps_for` refuses."""
-        return self.step(self.steps_for(duration), wait=None)
-
-    def step(self, count: int, wait: float | None = SHOW_WAIT) -> int:
-        """`count` steps (mocap poses read first), shown; the steps taken (inline).
-        SimulationError (nothing run) for what `check_steps` refuses."""
-        before = self.runner.latest.steps
-        self.send(self.start_steps(count), wait)
-        return self.runner.latest.steps - before
-
-    def start_steps(self, count: int) -> commands.Step:
-        """Checked (`check_steps`), mocap poses sent: the Step command to send."""
-        self.check_steps(count)
-        self.send_mocap()
-        return commands.Step(count)
-
-    def reset(self, keyframe: int | None = None) -> None:
-        if keyframe is not None:
-            check_keyframe(self.model, keyframe)  # (here: a threaded runner could only report it)
-        self._sent_mocap = None
-        self.send(commands.Reset(keyframe), SHOW_WAIT)
-        self.send_mocap()
-
-    def set_control(self, actuator: int, value: float) -> None:
-        seq = self.runner.send(commands.SetControl(actuator, value))
-        self._pending_controls[actuator] = (seq, clamped_control(self.model, actuator, value))
-
-    def control(self, actuator: int) -> float:
-        """An actuator's control: the latest snapshot's, or one sent and not applied yet."""
-        shot = self.runner.latest
-        pending = self._pending_controls.get(actuator)
-        if pending is not None:
-            if pending[0] > shot.applied:
-                return pending[1]
-            del self._pending_controls[actuator]
-        return float(shot.ctrl[actuator]) if actuator < len(shot.ctrl) else 0.0
-
-    # ---------------------------------------------------------- recording
-
-    def targets(self) -> timeline.Targets:
-        """What a bake of this simulation animates (its binding now)."""
-        fix_of = {row: fix for _obj, row, fix in self.fixed}
-        model = self.model
-        return timeline.Targets(
-            bodies=[(obj, body, fix_of.get(row)) for row, (obj, body) in enumerate(self.driven)],
-            parents=model.body_parentid.copy(), levels=self.levels,
-            mocap=[(obj, mocap, to_mujoco) for obj, mocap, _body, to_mujoco in self.mocap],
-            deformed=list(self.deformed),
-            flex_ranges=list(zip(model.flex_vertadr.tolist(), model.flex_vertnum.tolist(), strict=True)))
-
-    def bake_steps(self, frames: int, fps: float) -> int:
-        """The steps a bake of `frames` frames takes; SimulationError (saying why) when
-        it cannot run (a bad timestep, beyond the step limit)."""
-        with _refused():  # (the limit checked on the duration: its message gives the numbers)
-            steps_for(self.model, max(frames - 1, 0) / fps, preferences.get(bpy.context).step_limit)
-        return steps_for_frames(frames, fps, self.model.opt.timestep)
-
-    def start_bake(self, frames: int, fps: float, frame_start: int) -> tuple[int, Recorder]:
-        """Record `frames` frames from the state now (paused: stepping as fast as it can);
-        (the command's sequence number, the recorder filling)."""
-        self.bake_steps(frames, fps)
-        self.send_mocap()
-        recorder = Recorder(self.model, fps, frame_start, frames)
-        return self.runner.send(commands.Record(recorder)), recorder
-
-    def start_recording(self, fps: float, frame_start: int) -> None:
-        """Record every frame from now on, whatever runs the simulation (play, step, the
-        mouse spring), until `stop_recording`."""
-        if self.recorder is not None:
-            return
-        self.recorder = Recorder(self.model, fps, frame_start,
-                                 max_bytes=preferences.get(bpy.context).recording_megabytes << 20)
-        self.send(commands.StartRecording(self.recorder), SHOW_WAIT)
-
-    def stop_recording(self):
-        """End recording; the engine.recording.Recording made (None if none ran)."""
-        recorder, self.recorder = self.recorder, None
-        if recorder is None:
-            return None
-        self.send(commands.StopRecording(), None)
-        return recorder.recording()
-
-    # ------------------------------------------------------------ ending
-
-    def stop_runner(self) -> bool:
-        """End the physics thread; False (and a console note) if MuJoCo is stuck in a step."""
-        if self.runner is None or self.runner.stop(STOP_TIMEOUT):
-            return True
-        print(f"MJBlend: the physics thread of {self.name!r} is still inside a MuJoCo step after "
-              f"{STOP_TIMEOUT:g} s; it ends when that step returns")
-        return False
-
-    def restore(self) -> None:
-        """Every object the simulation moved back to its authored transform, exactly;
-        no instancer left."""
-        self.display.clear()
-        for pointer in list(self.held):
-            self._restore_one(pointer)
-        for pointer, (mesh, coords) in list(self.held_vertices.items()):
-            try:
-                if len(mesh.vertices) * 3 == len(coords):
-                    mesh.vertices.foreach_set("co", coords)
-                    mesh.update()
-            except ReferenceError:
-                pass
-            del self.held_vertices[pointer]
-
-    def _restore_one(self, pointer) -> None:
-        obj, snapshot = self.held.pop(pointer)
-        try:
-            put_transform(obj, snapshot)
-        except ReferenceError:  # deleted during the simulation
-            pass
-
-    def reapply(self) -> None:
-        """After a save: the simulated poses again (the file got the authored ones)."""
-        self._hold()
-        self.display.written = None
-        self.show(force=True)
-
-
-def option_overrides(scene) -> list[tuple]:
-    """The scene's option overrides (only those switched on): (attribute, MuJoCo value)."""
-    override = scene.mujoco_simulation.override
-    return [(attr, spec_io.to_mujoco(attr, spec_io.read_value(override, attr)))
-            for attr in spec_io.KINDS["option"].attrs if getattr(override, "use_" + attr.prop, False)]
-
-
-@contextlib.contextmanager
-def _refused():
-    """The engine's refusals (ValueError in a user's words) as SimulationError; beyond the
-    step limit, with where to raise it."""
-    try:
-        yield
-    except TooManySteps as error:
-        raise SimulationError(f"{error}: {RAISE_LIMIT}") from None
-    except ValueError as error:
-        raise SimulationError(str(error)) from None
-
-
-def _exists(obj) -> bool:
-    """False once `obj` was deleted (its Python wrapper outlives it)."""
-    try:
-        return obj.name is not None
-    except ReferenceError:
-        return False
-
-
-def moving_groups(driven, driven_pointers, objects) -> list[list]:
-    """For each driven body (row), the visible objects that move with it: the body
-    object and everything below it down to the next driven body (`objects`: the
-    scene's; one map of children, since Object.children walks every object in the file)."""
-    children: dict[int, list] = {}
-    for obj in objects:
-        if obj.parent is not None:
-            children.setdefault(obj.parent.as_pointer(), []).append(obj)
-    groups = []
-    for obj, _body in driven:
-        group, todo = [], [obj]
-        while todo:
-            node = todo.pop()
-            if node.visible_get():
-                group.append(node)
-            below = children.get(node.as_pointer(), ())
-            todo.extend(c for c in below if c.as_pointer() not in driven_pointers)
-        groups.append(group)
-    return groups
-
-
-def _chain_to(obj, parent_body):
-    """The matrix from the frame of `parent_body` (None: the model root) to
-    `obj`'s parent space, through frames and plain objects; None if `obj` is
-    not below it."""
-    matrix = obj.matrix_parent_inverse.copy()
-    node = obj.parent
-    while node is not None:
-        if node == parent_body or (parent_body is None and node.mujoco.kind == "MODEL"):
-            return matrix
-        matrix = node.matrix_basis @ node.matrix_parent_inverse @ matrix
-        node = node.parent
-    return None
-
-
-def _world_frame(root, attached: bool) -> Matrix | None:
-    """How MuJoCo's world sits in the root's frame: the identity for one model
-    (None), the inverse of where `build_spec` attached it for several."""
-    if not attached:
-        return None
-    loc, rot, _scale = root.matrix_world.decompose()
-    return Matrix.LocRotScale(loc, rot, None).inverted()
-
-
-def _is_identity(matrix, tolerance=1e-9) -> bool:
-    return all(abs(matrix[i][j] - (i == j)) <= tolerance for i in range(4) for j in range(4))
-
-
-# ------------------------------------------------------------ registry
+from ..scene.transforms import HeldPose
+from .simulation import LiveSimulation, SimulationError
 
 
 class SceneSession:
@@ -783,120 +35,160 @@ class SceneSession:
         self.scans = scene_scan.ScanCache(self.held)  # the scan reads the held poses
         self.validation = None  # authoring.validation.Result of the last check
         self.simulation: LiveSimulation | None = None
+        self.preview = None  # live.randomization_preview.RandomizationPreview, while one runs
+        self.bridge = None  # live.bridge_host.Served, while a bridge serves this scene
+        # the viewport's caches of what it drew (ui/overlays: layers.py and draw.py)
+        self.overlay_layers = None
+        self.overlay_batches = None
+
+    # ---------------------------------------------------------- simulation
+
+    def start_simulation(self, prefs: preferences.Settings | None = None, **options) -> LiveSimulation:
+        """The scene's simulation, compiled and started now if there is none
+        (`options`: LiveSimulation's). SimulationError (saying why) if it cannot."""
+        if self.simulation is None:
+            if self.preview is not None:  # (both would show the same objects moving)
+                raise SimulationError("The randomization preview is running: stop it (Sidebar > MuJoCo > "
+                                      "Randomization Preview) before simulating the scene")
+            self.simulation = LiveSimulation(self, prefs or preferences.Settings(), **options)
+        return self.simulation
+
+    def end_simulation(self, live: LiveSimulation, restore: bool = True) -> bool:
+        """End `live` (a bridge serving it stops first, while its runner still answers
+        any request in flight): its physics thread joined, no instancer left; with
+        `restore`, objects back at their authored poses. The rest of the session stays
+        (its scans and validation are still good). False if the thread would not end."""
+        if self.bridge is not None and self.bridge.host.live is live:
+            self.end_bridge()
+        ended = live.end(restore)
+        if self.simulation is live:
+            self.simulation = None
+        return ended
+
+    # ------------------------------------------------------- other parts
+
+    def end_bridge(self) -> bool:
+        """Stop the bridge serving this scene, if one does (every socket closed, every
+        thread joined; the simulation goes on). True if one was running."""
+        served, self.bridge = self.bridge, None
+        if served is None:
+            return False
+        served.bridge.stop()
+        return True
+
+    def end_preview(self) -> bool:
+        """End the randomization preview (its instancer removed); False if none ran."""
+        preview, self.preview = self.preview, None
+        if preview is None:
+            return False
+        preview.close()
+        return True
+
+    # ----------------------------------------------------------- lifecycle
+
+    def suspend(self) -> None:
+        """Before a save: the authored poses back and no instancer, so the file holds
+        neither simulated poses nor a preview."""
+        if self.simulation is not None:
+            self.simulation.restore()
+        if self.preview is not None:
+            self.preview.suspend()
+
+    def resume(self) -> None:
+        """After a save: as it was before `suspend`."""
+        if self.simulation is not None and self.simulation.session is not None:
+            self.simulation.reapply()
+        if self.preview is not None:
+            self.preview.resume()
+
+    def end(self, restore: bool) -> None:
+        """Every part ended (with `restore`, the authored poses back) and the session
+        forgotten: the next use of the scene starts anew."""
+        self.end_bridge()
+        self.end_preview()
+        if self.simulation is not None:
+            self.end_simulation(self.simulation, restore)
+        self.held.clear()
+        self.overlay_layers = self.overlay_batches = None
+        if _SESSIONS.get(self.key) is self:
+            del _SESSIONS[self.key]
 
 
-_SESSIONS: dict[int, SceneSession] = {}
-
-
-def peek(scene) -> SceneSession | None:
-    """The scene's session if it has one (None for a new scene at a reused address)."""
-    owner = _SESSIONS.get(scene.as_pointer())
-    if owner is not None and owner.scene != scene:  # the old scene is gone
-        _drop_session(owner, restore=False)
-        return None
-    return owner
+_SESSIONS: dict[int, SceneSession] = {}  # scene.as_pointer() -> its session: the only registry
 
 
 def of(scene) -> SceneSession:
     """The scene's session, made on first use."""
-    owner = peek(scene)
+    owner = existing(scene)
     if owner is None:
         owner = _SESSIONS[scene.as_pointer()] = SceneSession(scene)
     return owner
 
 
-def get(scene) -> LiveSimulation | None:
-    """The scene's simulation, or None."""
-    owner = peek(scene)
+def simulation(scene) -> LiveSimulation | None:
+    """The scene's live simulation, or None."""
+    owner = existing(scene)
     return owner.simulation if owner is not None else None
 
 
-def running(scene) -> LiveSimulation | None:
-    """The scene's simulation if one is running (has a runner), else None."""
-    live = get(scene)
-    return live if live is not None and live.runner is not None else None
+def start_simulation(scene, prefs: preferences.Settings | None = None, **options) -> LiveSimulation:
+    """The scene's live simulation, compiled and started now if there is none."""
+    return of(scene).start_simulation(prefs, **options)
 
 
-def is_current(running: LiveSimulation) -> bool:
-    """Is `running` still its scene's simulation? (False once stopped, replaced, or
-    its scene deleted: then it is dropped.)"""
+def end_simulation(live: LiveSimulation, restore: bool = True) -> bool:
+    """End `live` (see SceneSession.end_simulation)."""
+    return live.owner.end_simulation(live, restore)
+
+
+def is_current(live: LiveSimulation) -> bool:
+    """Is `live` still its scene's simulation? (False once ended, replaced, or its
+    scene deleted: then the scene's whole session ends.)"""
     try:
-        return running.runner is not None and get(running.scene) is running
-    except ReferenceError:  # the scene was deleted: its whole session goes
-        _drop_session(running.owner, restore=True)
+        return live.runner is not None and simulation(live.scene) is live
+    except ReferenceError:  # the scene was deleted
+        live.owner.end(restore=True)
         return False
 
 
-def ensure(scene) -> LiveSimulation:
-    """The scene's simulation, compiled now if there is none."""
-    owner = of(scene)
-    if owner.simulation is None:
-        owner.simulation = LiveSimulation(owner)
-    return owner.simulation
-
-
-# Called with a simulation about to be dropped, before its runner stops (a bridge
-# serving it stops first: live/bridge_host.py)
-DROP_LISTENERS: list = []
-
-
-def drop(live: LiveSimulation, restore: bool = True) -> bool:
-    """End a simulation: its physics thread joined, no instancer left; with
-    `restore`, objects go back to their authored poses. (The scene session stays:
-    its scans and validation are still good.) False if the thread would not end
-    (MuJoCo stuck in a step: it ends when the step returns)."""
-    for listener in list(DROP_LISTENERS):
-        listener(live)
-    ended = live.stop_runner()
-    try:
-        if restore:
-            live.restore()
-        else:
-            live.display.clear()
-    except ReferenceError:
-        pass
-    live.held.clear()
-    live.runner = None
-    if live.owner.simulation is live:
-        live.owner.simulation = None
-    return ended
-
-
-def _drop_session(owner: SceneSession, restore: bool) -> None:
-    if owner.simulation is not None:
-        drop(owner.simulation, restore)
-    owner.held.clear()
-    if _SESSIONS.get(owner.key) is owner:
-        del _SESSIONS[owner.key]
-
-
-def drop_all(restore: bool = True) -> None:
-    """Forget every scene session as one: simulations ended (with `restore`, authored
-    poses back), scans, held poses and validations gone (file load, undo, redo, disable)."""
-    for owner in list(_SESSIONS.values()):
-        _drop_session(owner, restore)
+def existing(scene) -> SceneSession | None:
+    """The scene's session if it has one, without making one (None for a new scene at
+    a reused address: the old one's session ends)."""
+    owner = _SESSIONS.get(scene.as_pointer())
+    if owner is not None and owner.scene != scene:  # the old scene is gone
+        owner.end(restore=False)
+        return None
+    return owner
 
 
 def all_sessions() -> list[SceneSession]:
     return list(_SESSIONS.values())
 
 
-def all_live() -> list[LiveSimulation]:
+def all_simulations() -> list[LiveSimulation]:
     return [owner.simulation for owner in _SESSIONS.values() if owner.simulation is not None]
+
+
+def suspend_all() -> None:
+    for owner in all_sessions():
+        owner.suspend()
+
+
+def resume_all() -> None:
+    for owner in all_sessions():
+        owner.resume()
+
+
+def end_all(restore: bool = True) -> None:
+    """Every scene session ended as one (file load, undo, redo, add-on disable)."""
+    for owner in all_sessions():
+        owner.end(restore)
 
 
 def forget_deleted_objects() -> None:
     """(After each depsgraph update) A simulation whose scene has fewer objects than at its
     last structure check forgets its deleted ones at once (`forget_deleted`): panels
     draw before its next tick recompiles without them."""
-    for live in all_live():
-        try:
-            fewer = len(live.scene.objects) < live._object_count
-        except ReferenceError:  # its scene was deleted
-            continue
-        if fewer and live.runner is not None:
+    for live in all_simulations():
+        if live.runner is not None:
             live.forget_deleted()
-
-
-def now() -> float:
-    return time.perf_counter()

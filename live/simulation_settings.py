@@ -12,44 +12,44 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, Po
 from ..components.properties import attribute_property
 from ..components.schema import KINDS
 from ..engine import commands
-from . import randomization_preview, scene_session
+from . import randomization_preview, scene_session, simulation
 
 
 def _override_changed(self, context):
     scene = self.id_data
-    running = scene_session.get(scene) if isinstance(scene, bpy.types.Scene) else None
+    running = scene_session.simulation(scene) if isinstance(scene, bpy.types.Scene) else None
     if running is not None:
         running.apply_overrides()
 
 
 def _realtime_changed(self, _context):
-    running = scene_session.running(self.id_data)
+    running = scene_session.simulation(self.id_data)
     if running is not None:
         running.send(commands.SetSpeed(self.realtime))
 
 
 def _fast_forward_changed(self, _context):
-    running = scene_session.running(self.id_data)
+    running = scene_session.simulation(self.id_data)
     if running is not None:
         running.send(commands.FastForward(self.fast_forward))
 
 
 def _display_changed(self, _context):
-    running = scene_session.running(self.id_data)
+    running = scene_session.simulation(self.id_data)
     if running is not None:
         running.show(force=True)
 
 
 def _history_get(self):
-    running = scene_session.running(self.id_data)
+    running = scene_session.simulation(self.id_data)
     return running.latest.history[1] if running is not None else 0
 
 
 def _history_set(self, value):
-    running = scene_session.running(self.id_data)
+    running = scene_session.simulation(self.id_data)
     if running is not None:
         kept = running.latest.history[0]
-        running.send(commands.ShowHistory(min(max(value, 0), kept - 1)), scene_session.SHOW_WAIT)
+        running.send(commands.ShowHistory(min(max(value, 0), kept - 1)), simulation.SHOW_WAIT)
 
 
 def _override_group() -> type:
@@ -118,10 +118,10 @@ def _control_set(obj, value):
 
 def _actuator(obj):
     """(live simulation, actuator id) of an actuator object, or (None, -1)."""
-    running = scene_session.running(bpy.context.scene) if bpy.context.scene else None
+    running = scene_session.simulation(bpy.context.scene) if bpy.context.scene else None
     if running is None:
         return None, -1
-    index = running.actuator_ids.get(obj.as_pointer())
+    index = running.binding.actuator_ids.get(obj.as_pointer())
     return (running, index) if index is not None else (None, -1)
 
 

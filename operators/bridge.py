@@ -43,13 +43,13 @@ class MUJOCO_OT_bridge_start(bpy.types.Operator):
         return context.scene is not None
 
     def _start(self, context):
-        prefs = preferences.get(context)
+        prefs = preferences.settings(context)
         address = self.address or prefs.bridge_address
         choice = prefs.bridge_transport if self.transport == "PREFERENCES" else self.transport
         try:
             served = bridge_host.start(context.scene, address, self.request_port or prefs.bridge_request_port,
                                        self.state_port or prefs.bridge_state_port,
-                                       bridge_host.transports_of(choice))
+                                       bridge_host.transports_of(choice), prefs=prefs)
         except bridge_host.BridgeError as error:
             refuse(self, context, error)
             return None

@@ -13,6 +13,7 @@ from ..scan import compile_spec, scene_scan
 from ..exporter import mjcf_writer
 from ..importer import build, framing
 from ..live import scene_session
+from ..scene import preferences
 from ..scene.errors import MJBlendError, select_culprits
 
 
@@ -56,7 +57,7 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
         imported = []
         for path in self.paths():
             try:
-                job = build.start_load(path, limits_=build.limits(context))
+                job = build.start_load(path, limits_=build.limits(preferences.settings(context)))
                 job.run()
             except build.ImportFailed as error:
                 self.report({"ERROR"}, str(error))
@@ -96,7 +97,8 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
             if not self._paths:
                 return self._finish(context)
             try:
-                self._job = build.start_load(self._paths.pop(0), threaded=True, limits_=build.limits(context))
+                self._job = build.start_load(self._paths.pop(0), threaded=True,
+                                              limits_=build.limits(preferences.settings(context)))
             except build.ImportFailed as error:
                 self.report({"ERROR"}, str(error))
                 return {"RUNNING_MODAL"}

@@ -18,7 +18,7 @@ from bpy.props import BoolProperty
 from mathutils import Vector
 
 from ..authoring import authoring
-from ..live import scene_session
+from ..live import scene_session, simulation
 from ..scene import preferences
 from ..scan import scene_scan
 from ..engine import commands, perturb
@@ -28,7 +28,7 @@ MAX_SKIPPED = 32  # objects outside the model a pick ray passes through
 
 
 def _running(context):
-    return scene_session.running(context.scene)
+    return scene_session.simulation(context.scene)
 
 
 def _in_view(context) -> bool:
@@ -83,19 +83,19 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
         running = _running(context)
         coord = press_position(context, event)
         obj, location = pick(context, coord)
-        body = running.body_of(obj) if obj is not None else None
+        body = running.binding.body_of(obj) if obj is not None else None
         if body is None:
             return {"CANCELLED", "PASS_THROUGH"}  # nothing to grab: Blender's own click
         if running.model.body_mocapid[body] >= 0:
             self.report({"INFO"}, "A mocap body follows its object: move the object (G) instead")
             return {"CANCELLED", "PASS_THROUGH"}
         self._grab = running.send(commands.StartGrab(
-            body, tuple(running.to_mujoco(location)), rotate=self.rotate,
+            body, tuple(running.binding.to_mujoco(location)), rotate=self.rotate,
             view_distance=context.region_data.view_distance,
-            stiffness_scale=preferences.get(context).spring_stiffness))
+            stiffness_scale=preferences.settings(context).spring_stiffness))
         self._live, self._plane_point = running, Vector(location)
         self._button, self._last = event.type, coord
-        name = running.by_id[("body", body)].name
+        name = running.binding.by_id[("body", body)].name
         action = "Turning" if self.rotate else "Pulling"
         context.workspace.status_text_set(
             f"MuJoCo: {action} {name}: release the mouse to let go; Esc or right-click cancels")
@@ -124,7 +124,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
     def _drag(self, context, event):
         running, view = self._live, context.region_data
         coord = (event.mouse_region_x, event.mouse_region_y)
-        to_mujoco = running.world.inverted().to_3x3()
+        to_mujoco = running.binding.world.inverted().to_3x3()
         if self.rotate:
             inverse = view.view_matrix.inverted()
             up, right = inverse.col[1].xyz, inverse.col[0].xyz
@@ -138,7 +138,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
             target = perturb.drag_target(coord, (region.width, region.height), view.view_matrix,
                                          view.window_matrix, self._plane_point, horizontal=event.shift)
             if target is not None:
-                self._send(commands.Drag(target=tuple(running.to_mujoco(target))))
+                self._send(commands.Drag(target=tuple(running.binding.to_mujoco(target))))
         self._last = coord
         context.area.tag_redraw()
 
@@ -146,7 +146,7 @@ class MUJOCO_OT_perturb(bpy.types.Operator):
         """Playing, the spring pulls from the next step on; paused, the body moves
         there now (the paused runner answers at once) and shows."""
         running = self._live
-        running.send(command, 0.0 if running.playing else scene_session.SHOW_WAIT)
+        running.send(command, 0.0 if running.playing else simulation.SHOW_WAIT)
 
     def _end(self, context, result):
         if scene_session.is_current(self._live) and self._holding():
@@ -171,10 +171,10 @@ class MUJOCO_OT_select_body(bpy.types.Operator):
     def invoke(self, context, event):
         running = _running(context)
         obj, _location = pick(context, press_position(context, event))
-        body = running.body_of(obj) if obj is not None else None
+        body = running.binding.body_of(obj) if obj is not None else None
         if body is None:
             return {"CANCELLED", "PASS_THROUGH"}
-        obj = running.by_id[("body", body)]
+        obj = running.binding.by_id[("body", body)]
         authoring.select_only(context, obj)
         running.display.selected(obj, context.view_layer)  # (hidden under the Fast display)
         return {"FINISHED"}

@@ -26,7 +26,7 @@ def models_of(scene, check: bool = False) -> list[tuple[str, object]]:
     """[(name prefix, MjModel)]: the running model (names as they are), else each model
     root's last checked model with the prefix the simulated scene gives its names
     (several roots). `check`: check the scene now if it was not checked yet."""
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     if running is not None:
         return [("", running.model)]
     outcome = validation.result(scene)

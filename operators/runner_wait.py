@@ -4,7 +4,7 @@ cancelling at the next step boundary. Operators mix it in."""
 
 from __future__ import annotations
 
-from ..live import scene_session
+from ..live import scene_session, simulation
 from ..sync import views
 
 PROGRESS_INTERVAL = 0.1  # seconds between two looks at the progress (and the state shown): the
@@ -40,7 +40,7 @@ class RunnerWait:
             self.report({"WARNING"}, f"The simulation was stopped before its {self._count:,} steps were done")
             return {"CANCELLED"}
         if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
-            live.runner.cancel(self._seq)  # (it stops at the next step boundary)
+            live.cancel(self._seq)  # (it stops at the next step boundary)
             self.cancelled = True
             return {"RUNNING_MODAL"}
         if event.type != "TIMER":
@@ -49,7 +49,7 @@ class RunnerWait:
         try:
             if live.show():  # (the state it has reached)
                 redraw(context, properties=False)
-        except scene_session.SimulationError as error:  # it ended itself (objects deleted)
+        except simulation.SimulationError as error:  # it ended itself (objects deleted)
             self.end_wait(context)
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
@@ -62,7 +62,7 @@ class RunnerWait:
     def cancel(self, context):
         """Blender ends the operator (a window closed, a file loaded)."""
         if scene_session.is_current(self._live):
-            self._live.runner.cancel(self._seq)
+            self._live.cancel(self._seq)
         self.end_wait(context)
 
     def _status(self, context, shot, done: int) -> None:

@@ -16,7 +16,8 @@ from bpy.props import FloatProperty, IntProperty
 from ..authoring import authoring
 from ..engine import commands
 from ..engine.runner import DISPLAY_RATE
-from ..live import profile, scene_session
+from ..live import profile, scene_session, simulation
+from ..scene import preferences
 from .reporting import run_reporting
 from .runner_wait import RunnerWait, redraw
 
@@ -24,9 +25,14 @@ from .runner_wait import RunnerWait, redraw
 def start_simulation(operator, context):
     """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
     try:
-        return scene_session.ensure(context.scene)
-    except scene_session.SimulationError as error:
+        return scene_session.start_simulation(context.scene, preferences.settings(context))
+    except simulation.SimulationError as error:
         return refuse(operator, context, error)
+
+
+def step_limit(context) -> int:
+    """The preferences' step limit now (a simulation may have started before it changed)."""
+    return preferences.settings(context).step_limit
 
 
 def refuse(operator, context, error):
@@ -69,8 +75,8 @@ class MUJOCO_OT_play(bpy.types.Operator):
         if event.type == "TIMER":  # (any timer: the runner keeps its own time)
             start = time.perf_counter()
             try:
-                shown = running.tick(scene_session.now(), context.selected_objects)
-            except scene_session.SimulationError as error:  # it ended itself (objects deleted)
+                shown = running.tick(time.perf_counter(), context.selected_objects)
+            except simulation.SimulationError as error:  # it ended itself (objects deleted)
                 self.report({"ERROR"}, str(error))
                 redraw(context)
                 return self._finish(context)
@@ -101,7 +107,7 @@ def _play(operator, context, running) -> bool:
     """Play (False, and a report, if the model's timestep cannot be stepped)."""
     try:
         running.play()
-    except scene_session.SimulationError as error:
+    except simulation.SimulationError as error:
         refuse(operator, context, error)
         return False
     return True
@@ -116,11 +122,11 @@ class MUJOCO_OT_pause(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        running = scene_session.running(context.scene)
+        running = scene_session.simulation(context.scene)
         return running is not None and running.playing
 
     def execute(self, context):
-        scene_session.running(context.scene).pause()
+        scene_session.simulation(context.scene).pause()
         redraw(context)
         return {"FINISHED"}
 
@@ -140,8 +146,8 @@ class MUJOCO_OT_step(bpy.types.Operator):
             return {"CANCELLED"}
         try:
             running.take_edits(context.selected_objects)
-            running.step(self.count)
-        except scene_session.SimulationError as error:  # refused, or it ended itself
+            running.step(self.count, step_limit=step_limit(context))
+        except simulation.SimulationError as error:  # refused, or it ended itself
             refuse(self, context, error)
             redraw(context)
             return {"CANCELLED"}
@@ -161,14 +167,14 @@ class MUJOCO_OT_history_step(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        running = scene_session.running(context.scene)
+        running = scene_session.simulation(context.scene)
         return running is not None and running.latest.history[0] > 1
 
     def execute(self, context):
-        running = scene_session.running(context.scene)
+        running = scene_session.simulation(context.scene)
         kept, shown = running.latest.history
         index = min(max(shown + self.offset, 0), kept - 1)
-        running.send(commands.ShowHistory(index), scene_session.SHOW_WAIT)
+        running.send(commands.ShowHistory(index), simulation.SHOW_WAIT)
         redraw(context)
         return {"FINISHED"}
 
@@ -190,7 +196,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
         outcome = run_reporting(self, lambda: running.reset(keyframe),
-                                (ValueError, scene_session.SimulationError))
+                                (ValueError, simulation.SimulationError))
         redraw(context)
         return outcome
 
@@ -204,14 +210,14 @@ class MUJOCO_OT_stop(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return scene_session.get(context.scene) is not None
+        return scene_session.simulation(context.scene) is not None
 
     def execute(self, context):
-        if scene_session.get(context.scene).recorder is not None:  # (never lose a recording)
+        if scene_session.simulation(context.scene).recorder is not None:  # (never lose a recording)
             bpy.ops.mujoco.record_keep()
-            if scene_session.get(context.scene) is None:
+            if scene_session.simulation(context.scene) is None:
                 return {"FINISHED"}
-        if not scene_session.drop(scene_session.get(context.scene), restore=True):
+        if not scene_session.end_simulation(scene_session.simulation(context.scene), restore=True):
             self.report({"WARNING"}, "MuJoCo is still inside a step: its thread ends when the step "
                                      "returns (the objects are back as authored)")
         redraw(context)
@@ -237,8 +243,8 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
         try:
             running.take_edits(context.selected_objects)
             playing = running.playing
-            steps = running.simulate(self.duration)
-        except scene_session.SimulationError as error:  # refused, or it ended itself
+            steps = running.simulate(self.duration, step_limit(context))
+        except simulation.SimulationError as error:  # refused, or it ended itself
             refuse(self, context, error)
             return {"CANCELLED"}
         self._done(running, playing, steps)
@@ -250,16 +256,17 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
         running = start_simulation(self, context)
         if running is None:
             return {"CANCELLED"}
-        if not running.runner.threaded or context.window is None:
+        if not running.threaded_runner or context.window is None:
             return self.execute(context)
         try:
             running.take_edits(context.selected_objects)
-            command = running.start_steps(running.steps_for(self.duration))
-        except scene_session.SimulationError as error:
+            limit = step_limit(context)
+            command = running.start_steps(running.steps_for(self.duration, limit), limit)
+        except simulation.SimulationError as error:
             refuse(self, context, error)
             return {"CANCELLED"}
         self._playing = running.playing
-        return self.wait_for(context, running, running.runner.send(command), command.count)
+        return self.wait_for(context, running, running.queue(command), command.count)
 
     def status(self, shot, done, percent):
         return (f"Simulating {self.duration:g} s: t = {shot.time:.3f} s, {done:,} of "
@@ -302,11 +309,11 @@ class MUJOCO_OT_zero_controls(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return scene_session.running(context.scene) is not None
+        return scene_session.simulation(context.scene) is not None
 
     def execute(self, context):
-        running = scene_session.running(context.scene)
-        running.send(commands.ZeroControls(), scene_session.SHOW_WAIT)
+        running = scene_session.simulation(context.scene)
+        running.send(commands.ZeroControls(), simulation.SHOW_WAIT)
         return {"FINISHED"}
 
 

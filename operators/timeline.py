@@ -16,11 +16,12 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..engine import trajectory
-from ..live import scene_session
+from ..live import scene_session, simulation
+from ..scene import preferences
 from ..sync import timeline
 from .reporting import UNDOABLE
 from .runner_wait import RunnerWait, redraw
-from .simulate import refuse, start_simulation
+from .simulate import refuse, start_simulation, step_limit
 
 
 def scene_fps(scene) -> float:
@@ -35,9 +36,9 @@ def _keep(operator, context, live, recording, source: str) -> set:
     if recording is None or len(recording) == 0:
         operator.report({"WARNING"}, "Nothing was recorded: nothing baked")
         return {"CANCELLED"}
-    targets, model = live.targets(), live.model
-    message = live.take_message() if live.runner is not None else ""
-    scene_session.drop(live, restore=True)
+    targets, model = live.binding.targets(), live.model
+    message = live.take_message() if not live.ended else ""
+    scene_session.end_simulation(live, restore=True)
     timeline.clear(scene)
     baked = timeline.write(scene, recording, targets, model, source)
     scene.frame_set(scene.frame_current)
@@ -86,13 +87,13 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
         else:
             end = self.frame_end if self.properties.is_property_set("frame_end") else scene.frame_end
         if end < start:
-            raise scene_session.SimulationError(
+            raise simulation.SimulationError(
                 f"The bake ends (frame {end}) before it starts (frame {start})")
         return start, end, fps
 
     def _begin(self, context):
         """(live simulation, command sequence number, recorder), or None (reported)."""
-        made = scene_session.get(context.scene) is None
+        made = scene_session.simulation(context.scene) is None
         live = start_simulation(self, context)
         if live is None:
             return None
@@ -105,10 +106,10 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
                 live.reset()  # re-bake starts where the scene's keyframe says, as the first did)
             self._from = (f"keyframe {self.keyframe}" if self.start == "KEYFRAME" and self.keyframe >= 0 else
                           "qpos0" if self.start == "KEYFRAME" else f"t = {live.latest.time:.4f} s")
-            seq, recorder = live.start_bake(end - start + 1, fps, start)
-        except (scene_session.SimulationError, ValueError) as error:
-            refuse(self, context, error if isinstance(error, scene_session.SimulationError)
-                    else scene_session.SimulationError(str(error)))
+            seq, recorder = live.start_bake(end - start + 1, fps, start, step_limit(context))
+        except (simulation.SimulationError, ValueError) as error:
+            refuse(self, context, error if isinstance(error, simulation.SimulationError)
+                    else simulation.SimulationError(str(error)))
             return None
         return live, seq, recorder
 
@@ -117,19 +118,21 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
         if begun is None:
             return {"CANCELLED"}
         live, seq, recorder = begun
-        live.runner.wait(seq, None)
+        live.wait(seq, None)
         return self._write(context, live, recorder)
 
     def invoke(self, context, _event):
-        running = scene_session.running(context.scene)
-        threaded = running.runner.threaded if running is not None else scene_session.threaded_default()
+        running = scene_session.simulation(context.scene)
+        threaded = running.threaded_runner if running is not None \
+            else simulation.threaded_default(preferences.settings(context))
         if not threaded or context.window is None:
             return self.execute(context)
         begun = self._begin(context)
         if begun is None:
             return {"CANCELLED"}
         live, seq, self._recorder = begun
-        return self.wait_for(context, live, seq, live.bake_steps(self._recorder.frames, self._recorder.fps))
+        return self.wait_for(context, live, seq, live.bake_steps(self._recorder.frames, self._recorder.fps,
+                                                                     step_limit(context)))
 
     def status(self, shot, done, percent):
         recorder = self._recorder
@@ -161,9 +164,9 @@ class MUJOCO_OT_clear_bake(bpy.types.Operator):
         return context.scene is not None and timeline.is_baked(context.scene)
 
     def execute(self, context):
-        live = scene_session.get(context.scene)
+        live = scene_session.simulation(context.scene)
         if live is not None:  # (it holds the baked bodies' authored poses: put back first)
-            scene_session.drop(live, restore=True)
+            scene_session.end_simulation(live, restore=True)
         removed = timeline.clear(context.scene)
         self.report({"INFO"}, f"Bake cleared ({removed} actions removed)")
         redraw(context)
@@ -180,7 +183,7 @@ class MUJOCO_OT_record_start(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        live = scene_session.get(context.scene)
+        live = scene_session.simulation(context.scene)
         return live is None or live.recorder is None
 
     def execute(self, context):
@@ -203,11 +206,11 @@ class MUJOCO_OT_record_keep(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        live = scene_session.get(context.scene)
+        live = scene_session.simulation(context.scene)
         return live is not None and live.recorder is not None
 
     def execute(self, context):
-        live = scene_session.get(context.scene)
+        live = scene_session.simulation(context.scene)
         return _keep(self, context, live, live.stop_recording(), "recorded while simulating")
 
 
@@ -215,13 +218,13 @@ class MUJOCO_OT_record_keep(bpy.types.Operator):
 def _compiled(operator, context):
     """The scene's simulation (compiled now if none runs; ended again after, unless
     the body handed it on with `keep`); None (reported) if it cannot compile."""
-    made = scene_session.get(context.scene) is None
+    made = scene_session.simulation(context.scene) is None
     live = start_simulation(operator, context)
     try:
         yield live
     finally:
-        if made and live is not None and scene_session.get(context.scene) is live:
-            scene_session.drop(live, restore=True)
+        if made and live is not None and scene_session.simulation(context.scene) is live:
+            scene_session.end_simulation(live, restore=True)
 
 
 class MUJOCO_OT_import_trajectory(bpy.types.Operator, ImportHelper):

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import mujoco
 
-from ..bridge.host import prefix_of
 from ..components import spec_io
 from ..engine import arena
 from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
@@ -32,14 +31,15 @@ class SceneSpec:
 
 
 def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
-               held: dict | None = None, entity_prefixes: bool = False) -> SceneSpec:
+               held: dict | None = None, entity_prefixes: list[str] | None = None) -> SceneSpec:
     """One spec for the given model roots: the first as is, others attached with a
     prefix, each where its root stands. `find_painted_textures` reads every texture's
     pixels to find those painted or made in Blender (the export does; a simulation
     does not); `held` the authored poses of the objects a running simulation moves
-    (see scene_scan.ScanCache). `entity_prefixes` (a simulation the bridge serves):
-    every root attached, even a single one, with its `bridge_prefixes` name and "_",
-    as URLab's client finds an entity's elements (`<prefix>_<name>`)."""
+    (see scene_scan.ScanCache). `entity_prefixes` (a simulation the bridge serves: each
+    root's entity prefix, which the bridge's side decides): every root attached, even a
+    single one, with its prefix and "_", as URLab's client finds an entity's elements
+    (`<prefix>_<name>`)."""
     if not roots:
         raise CompileError("nothing to export: no MuJoCo model root (import a model or add one)")
     scanners = []
@@ -48,7 +48,7 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
             scanners.append(scene_scan.Scanner(root, warnings, textures=find_painted_textures, held=held))
         except scene_scan.ScanError as error:
             raise CompileError(f"{root.name}: {error}", error.objects or [root]) from None
-    if len(scanners) == 1 and not entity_prefixes:
+    if len(scanners) == 1 and entity_prefixes is None:
         (scanner,) = scanners
         return SceneSpec(scanner.spec, scanners, set(scanner.blender_meshes), dict(scanner.blender_textures))
     main = mujoco.MjSpec()
@@ -69,25 +69,16 @@ def build_spec(roots, warnings: list[str], find_painted_textures: bool = False,
     return built
 
 
-def root_prefixes(roots, entity_prefixes: bool = False) -> list[str]:
+def root_prefixes(roots, entity_prefixes: list[str] | None = None) -> list[str]:
     """What `build_spec` puts before the names of each root's elements: nothing for a
     single root (unless `entity_prefixes`), else the root's name and "/" (numbered
-    where two would be the same), or its bridge prefix and "_"."""
-    if entity_prefixes:
-        return [p + "_" for p in bridge_prefixes(roots)]
+    where two would be the same), or its entity prefix and "_"."""
+    if entity_prefixes is not None:
+        return [p + "_" for p in entity_prefixes]
     if len(roots) == 1:
         return [""]
     used: set[str] = set()
     return [_prefix(root.name, used) for root in roots]
-
-
-def bridge_prefixes(roots) -> list[str]:
-    """Each model root's entity prefix on the bridge (bridge.host.prefix_of its name),
-    numbered where two would be the same ("arm.001" and "arm_001")."""
-    found: list[str] = []
-    for root in roots:
-        found.append(first_free(found, numbered(prefix_of(root.name), "_")))
-    return found
 
 
 def _prefix(name, used):

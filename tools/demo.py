@@ -200,7 +200,7 @@ def main(argv) -> int:
           f"in {imported - started:.2f} s")
     bpy.ops.mujoco.simulate(duration=args.seconds)
     simulated = time.perf_counter()
-    live = importlib.import_module(f"{render.ADDON[0]}.live.scene_session").get(scene)
+    live = importlib.import_module(f"{render.ADDON[0]}.live.scene_session").simulation(scene)
     shot = live.latest
     print(f"simulated {shot.time:.3f} s of model time in {simulated - imported:.2f} s of wall time")
     error = largest_body_error(model_path, args.seconds)

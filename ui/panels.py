@@ -192,7 +192,7 @@ def draw_tendon_path(layout, group) -> None:
 
 def draw_simulation_error(layout, scene, obj) -> None:
     """MuJoCo's error about this object, while the simulation runs on its last good model."""
-    running = scene_session.get(scene)
+    running = scene_session.simulation(scene)
     if running is None or obj.name not in running.error_objects:
         return
     box = layout.box()

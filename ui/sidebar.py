@@ -21,7 +21,7 @@ MAX_ROWS = 64
 
 
 def _running(context):
-    return scene_session.running(context.scene)
+    return scene_session.simulation(context.scene)
 
 
 def draw_transport(layout, context) -> None:
@@ -114,7 +114,7 @@ class _Readout(_SidebarPanel):
         col = self.layout.column(align=True)
         self.draw_header_rows(col)
         for index in range(min(getattr(model, self.count), MAX_ROWS)):
-            obj = running.by_id.get((self.kind, index))
+            obj = running.binding.by_id.get((self.kind, index))
             name = (obj.mujoco.name or obj.name) if obj else f"{self.kind} {index}"
             self.draw_row(col, model, data, index, obj, name)
 
@@ -312,7 +312,7 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         info = bridge_host.status()
-        prefs = preferences.get(context)
+        prefs = preferences.settings(context)
         if info is None:
             layout.operator("mujoco.bridge_start", icon="URL")
         else:

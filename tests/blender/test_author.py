@@ -75,7 +75,7 @@ def test_a_two_link_arm_built_with_operators_simulates_like_hand_written_mjcf(cl
     ops.play()
     motors[0].mujoco_ctrl, motors[1].mujoco_ctrl = 0.5, -0.3
     ops.simulate(duration=1.0)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     ours = running.session.data.site_xpos[running.session.model.site(tip.mujoco.name).id]
 
     model = mujoco.MjModel.from_xml_string(HAND_WRITTEN)
@@ -86,7 +86,7 @@ def test_a_two_link_arm_built_with_operators_simulates_like_hand_written_mjcf(cl
     assert np.allclose(ours, data.site_xpos[model.site("tip").id], atol=1e-4)
     assert np.linalg.norm(ours - [0, 0, 0.4]) > 0.05  # it did move
     assert running.session.data.sensordata[0] == pytest.approx(data.sensordata[0], abs=1e-4)
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_make_free_drops_a_world_box(clean_scene):
@@ -100,7 +100,7 @@ def test_make_free_drops_a_world_box(clean_scene):
     ops.simulate(duration=0.5)
     bpy.context.view_layer.update()
     assert box.matrix_world.translation.z == pytest.approx(2 - 0.5 * 9.81 * 0.25, abs=0.02)
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 @pytest.mark.parametrize("primitive, expected, size", [
@@ -255,17 +255,17 @@ def test_keyframes_store_load_delete(clean_scene):
     add("JOINT", "SLIDE", (0, 0, 1))
     add("GEOM", "SPHERE", (0, 0, 1))
     ops.simulate(duration=0.3)  # falling along the slide
-    fallen = scene_session.get(clean_scene).session.data.qpos[0]
+    fallen = scene_session.simulation(clean_scene).session.data.qpos[0]
     assert ops.key_store() == {"FINISHED"}
     key = bpy.context.active_object
     assert key.mujoco.kind == "KEY"
     stored = spec_io.read_value(key.mujoco.key, spec_io.KINDS["key"].attr("qpos"))
     assert list(stored) == [fallen]
     ops.reset(keyframe=-1)
-    assert scene_session.get(clean_scene).session.data.qpos[0] == 0
+    assert scene_session.simulation(clean_scene).session.data.qpos[0] == 0
     assert ops.key_load(name=key.name) == {"FINISHED"}
-    assert scene_session.get(clean_scene).session.data.qpos[0] == pytest.approx(fallen)
-    scene_session.drop_all()
+    assert scene_session.simulation(clean_scene).session.data.qpos[0] == pytest.approx(fallen)
+    scene_session.end_all()
     assert ops.key_delete(name=key.name) == {"FINISHED"}
     assert not [o for o in clean_scene.objects if o.mujoco.kind == "KEY"]
     assert scene_scan.model_of(root) is root

@@ -50,7 +50,7 @@ def humanoid(clean_scene):
     result = build.import_file(HUMANOID, clean_scene)
     yield result.root
     bridge_host.stop()
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 class Served:
@@ -58,7 +58,7 @@ class Served:
         self.request_port, self.state_port = free_port(), free_port()
         assert bpy.ops.mujoco.bridge_start(request_port=self.request_port,
                                            state_port=self.state_port) == {"FINISHED"}
-        self.live = scene_session.get(bpy.context.scene)
+        self.live = scene_session.simulation(bpy.context.scene)
         self.clients = []
 
     def client(self) -> WireClient:
@@ -105,7 +105,7 @@ def test_the_handshake_model_is_the_scenes_with_its_roots_prefix(served):
     # the binding still maps objects by id (the objects' names are the unprefixed MJCF names)
     for obj in bpy.context.scene.objects:
         if obj.mujoco.kind == "BODY" and obj.mujoco.name:
-            assert live.body_ids[obj.as_pointer()] == model.body("Humanoid_" + obj.mujoco.name).id
+            assert live.binding.body_ids[obj.as_pointer()] == model.body("Humanoid_" + obj.mujoco.name).id
 
 
 def test_direct_steps_are_mujocos_bit_for_bit(served):
@@ -228,7 +228,7 @@ def test_start_and_stop_leave_no_thread_or_socket(humanoid):
         assert bpy.ops.mujoco.bridge_stop() == {"FINISHED"}
         assert bridge_host.status() is None and bridge_threads() == []
     assert port_is_free(request_port) and port_is_free(state_port)
-    scene_session.drop_all()
+    scene_session.end_all()
     assert threading.active_count() == threads
     assert open_fds() <= fds + 2  # (pyzmq may keep a context's eventfds until collected)
 
@@ -255,7 +255,7 @@ def test_a_taken_port_is_a_clear_error(humanoid):
     finally:
         taken.close()
     assert bridge_host.status() is None and bridge_threads() == []
-    assert scene_session.get(bpy.context.scene) is None  # (the simulation it started is gone too)
+    assert scene_session.simulation(bpy.context.scene) is None  # (the simulation it started is gone too)
 
 
 # ---------------------------------------------------------------- headless

@@ -8,6 +8,7 @@ The corpus model is Skydio's X2 quadrotor: every group comes from a default clas
 (visual meshes in group 2, collision boxes and rotors in group 3, sites in 5).
 """
 
+import time
 import os
 
 import bpy
@@ -62,7 +63,7 @@ def play_a_little(running, frames=3):
     running.send(commands.FastForward(True))
     running.play()
     for _ in range(frames):
-        running.tick(scene_session.now())
+        running.tick(time.perf_counter())
 
 
 # -------------------------------------------------------------- which group
@@ -276,7 +277,7 @@ def hit(scene, point):
     depsgraph = bpy.context.evaluated_depsgraph_get()
     found, _location, _normal, _index, obj, matrix = scene.ray_cast(
         depsgraph, Vector(point) + Vector((0, 0, 5)), Vector((0, 0, -1)))
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     if not found:
         return None
     return running.display.source_of(obj, matrix).name if running else obj.original.name
@@ -285,7 +286,8 @@ def hit(scene, point):
 def rotor_centre(running):
     """Where MuJoCo has rotor 1 now, in Blender's world."""
     shot = running.latest
-    return (np.asarray(running.world) @ np.append(shot.geom_xpos[shot.model.geom("rotor1").id], 1.0))[:3]
+    rotor = shot.geom_xpos[shot.model.geom("rotor1").id]
+    return (np.asarray(running.binding.world) @ np.append(rotor, 1.0))[:3]
 
 
 def test_the_fast_display_draws_renders_and_picks_only_what_is_shown(clean_scene, tmp_path):
@@ -294,7 +296,7 @@ def test_the_fast_display_draws_renders_and_picks_only_what_is_shown(clean_scene
     clean_scene.mujoco_overlays.geom_groups[2] = False  # (the propellers' mesh covers the rotors)
     authored = state(clean_scene)
     clean_scene.mujoco_simulation.display = "FAST"
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     play_a_little(running)
     display = running.display
     assert display.fast_now
@@ -325,7 +327,7 @@ def test_the_fast_display_draws_renders_and_picks_only_what_is_shown(clean_scene
 def test_the_objects_display_hides_and_shows_the_moving_objects(clean_scene):
     build.import_file(X2, clean_scene)
     clean_scene.mujoco_simulation.display = "OBJECTS"
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     play_a_little(running)
     assert not running.display.fast_now
     before = state(clean_scene)

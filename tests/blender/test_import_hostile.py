@@ -87,7 +87,7 @@ def test_latin1_names_in_the_file_and_its_include_keep_their_characters(clean_sc
     assert any("main.xml is not UTF-8" in w for w in result.warnings)
     assert any("part.xml is not UTF-8" in w for w in result.warnings)
     # the scene simulates (the names are valid text from here on)
-    scene_session.ensure(clean_scene).simulate(0.01)
+    scene_session.start_simulation(clean_scene).simulate(0.01)
 
 
 @needs_corpus
@@ -130,7 +130,7 @@ def test_many_static_bodies_import_and_simulate_with_a_sized_arena(clean_scene, 
     exported = os.path.join(str(tmp_path), "out.xml")
     assert bpy.ops.export_scene.mjcf(filepath=exported) == {"FINISHED"}
     assert "memory" not in open(exported).read()  # the file's own (unset) value, as written
-    live = scene_session.ensure(clean_scene)
+    live = scene_session.start_simulation(clean_scene)
     live.simulate(0.05)
     assert live.latest.time == pytest.approx(0.05, abs=0.003)
     ball = next(o for o in result.collection.all_objects if o.mujoco.name == "ball")

@@ -361,9 +361,9 @@ def test_sweep_cleans_up_after_an_undo_brings_an_instancer_back(groups):
     inst.hide_sources(True)
     del inst  # (what an undo leaves: the data, no Python object)
     assert counts() != before and all(obj.hide_get() for obj in sources)
-    handlers.sweep_fast_displays()
+    handlers.forget_sessions()
     assert counts() == before
     assert {name: look[:3] for name, look in looks(sources).items() if name != "active"} == \
         {name: look[:3] for name, look in looked.items() if name != "active"}
     assert all(fast.SHOWN not in obj.keys() for obj in sources)
-    assert handlers.sweep_fast_displays in bpy.app.handlers.undo_post
+    assert handlers.forget_sessions in bpy.app.handlers.undo_post

@@ -27,7 +27,7 @@ def ant(clean_scene):
         pytest.skip(f"no corpus at {CORPUS}")
     result = build.import_file(ANT, clean_scene)
     yield result
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def _all_on(scene):
@@ -48,11 +48,11 @@ def test_drawn_layers_are_the_snapshots_overlays_in_blenders_world(ant):
     ant.root.matrix_world = Matrix.LocRotScale((1.0, -2.0, 0.5), Matrix.Rotation(0.7, 3, "Z").to_quaternion(),
                                                None)
     _all_on(scene)
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.send(commands.Step(300))
     shot = running.latest
     drawn = overlay_layers.of_scene(scene)
-    world = np.array(running.world)
+    world = np.array(running.binding.world)
     expected = overlays.layers(shot.model, shot, overlay_layers.options(scene))
     assert len(shot.contacts) >= 4  # the ant stands on the floor
     got = _by_name(drawn)
@@ -75,7 +75,7 @@ def test_drawn_layers_are_the_snapshots_overlays_in_blenders_world(ant):
 @needs_corpus
 def test_switches_and_the_keyboard_operator(ant):
     scene = bpy.context.scene
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.send(commands.Step(100))
     assert {layer.name for layer in overlay_layers.of_scene(scene).layers} == set()  # all off by default
     bpy.ops.mujoco.toggle_overlay(overlay="contact_points")
@@ -97,7 +97,7 @@ def test_switches_and_the_keyboard_operator(ant):
 @needs_corpus
 def test_labels_and_joint_groups(ant):
     scene = bpy.context.scene
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.send(commands.Step(10))
     model = running.model
     scene.mujoco_overlays.labels = "BODY"
@@ -125,7 +125,7 @@ def test_without_a_simulation_only_inertia_boxes_draw(clean_scene):
     checked = overlay_layers.of_scene(clean_scene).layers
     assert [layer.name for layer in checked] == ["inertia"]
     # the same boxes as a simulation of the authored pose draws (objects' float32 poses: 1e-5)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     simulated = _by_name(overlay_layers.of_scene(clean_scene))["inertia"]
     assert running.latest.time == 0.0
 

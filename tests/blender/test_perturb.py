@@ -128,13 +128,13 @@ def test_picking_finds_the_body_of_geoms_meshes_and_sites(clean_scene, tmp_path)
     path = tmp_path / "box.xml"
     path.write_text(BOX)
     build.import_file(str(path), clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     model = running.session.model
     depsgraph = bpy.context.evaluated_depsgraph_get()
 
     def body_hit(origin, direction=(0, 0, -1)):
         hit, _location, _n, _i, obj, _m = clean_scene.ray_cast(depsgraph, Vector(origin), Vector(direction))
-        return running.body_of(obj) if hit else "nothing"
+        return running.binding.body_of(obj) if hit else "nothing"
 
     assert body_hit((0, 0, 3)) == model.body("box").id  # a box geom
     assert body_hit((1, 0, 3)) == model.body("arm").id  # the capsule on the hinge
@@ -142,12 +142,12 @@ def test_picking_finds_the_body_of_geoms_meshes_and_sites(clean_scene, tmp_path)
     assert body_hit((1, -3, 0.4), (0, 1, 0)) == model.body("lowest").id  # a site, three levels down
     assert body_hit((-1.95, 0.05, 3)) == model.body("wedge").id  # a mesh geom, two levels down
     assert body_hit((3, 3, 3)) is None  # the floor: a world geom grabs nothing
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_the_example_model_can_be_grabbed_through_live(clean_scene):
     build.import_file(os.path.join(ROOT, "examples", "desk_toys.xml"), clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     box = running.session.model.body("box").id
     start = running.session.data.xpos[box].copy()
     running.session.grab = perturb.Grab(running.session.model, running.session.data, box, start)
@@ -155,4 +155,4 @@ def test_the_example_model_can_be_grabbed_through_live(clean_scene):
     running.simulate(0.5)
     assert running.session.data.xpos[box][2] > start[2] + 0.1  # lifted by the spring
     running.session.release()
-    scene_session.drop_all()
+    scene_session.end_all()

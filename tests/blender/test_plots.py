@@ -25,7 +25,7 @@ DRONE = os.path.join(CORPUS, "menagerie", "skydio_x2", "scene.xml")  # gyro, acc
 def drone(clean_scene):
     build.import_file(DRONE, clean_scene)
     yield clean_scene
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def specs(scene):
@@ -100,7 +100,7 @@ def test_the_drawn_plots_are_the_simulated_history(drone):
     add(kind="ACTUATOR_FORCE", element="thrust2")
     settings = drone.mujoco_plots
     settings.seconds, settings.show_profiler = 0.3, True
-    running = scene_session.ensure(drone)
+    running = scene_session.start_simulation(drone)
     draw.ask(drone, running)  # (what the draw callback asks the runner for)
     thrust = np.array([2.0, 4.0, 3.0, 5.0])
     for actuator, value in enumerate(thrust):
@@ -166,7 +166,7 @@ def test_the_drawn_plots_are_the_simulated_history(drone):
 
 @needs_corpus
 def test_the_profiler_adds_up_every_snapshots_stepping(drone):
-    running = scene_session.ensure(drone)
+    running = scene_session.start_simulation(drone)
     measured = profile.of(running)
     running.send(commands.Step(200))
     first = running.latest.step_seconds
@@ -195,7 +195,7 @@ def test_laying_out_a_few_plots_costs_little(drone):
     for kind, element in (("SENSOR", "body_gyro"), ("SENSOR", "body_linacc"), ("QVEL", "#0"),
                           ("ACTUATOR_FORCE", "thrust1")):
         add(kind=kind, element=element)
-    running = scene_session.ensure(drone)
+    running = scene_session.start_simulation(drone)
     draw.ask(drone, running)
     for _ in range(700):
         running.send(commands.Step(1))  # (a 10 ms step: the drone's timestep)

@@ -36,7 +36,7 @@ def humanoid(clean_scene):
     build.import_file(HUMANOID, clean_scene)
     yield clean_scene
     preview_module.stop_all()
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def counts():
@@ -222,10 +222,10 @@ def test_stop_leaves_the_scene_as_it_was(humanoid):
 def test_it_ends_on_file_load_undo_and_disable(humanoid):
     before, looked = counts(), looks()
     preview_module.start(humanoid, MASS_AND_GRAVITY, count=3)
-    handlers.end_previews()  # what load_pre / undo_pre / redo_pre run
+    handlers.end_sessions()  # what load_pre / undo_pre / redo_pre run
     assert preview_module.all_previews() == [] and counts() == before and looks() == looked
     for hook in (bpy.app.handlers.load_pre, bpy.app.handlers.undo_pre, bpy.app.handlers.redo_pre):
-        assert handlers.end_previews in hook
+        assert handlers.end_sessions in hook
     preview_module.start(humanoid, MASS_AND_GRAVITY, count=3)
     disable_addon()
     try:
@@ -263,7 +263,7 @@ def test_the_preview_and_the_simulation_exclude_each_other(humanoid):
     preview_module.start(humanoid, MASS_AND_GRAVITY, count=2)
     with pytest.raises(RuntimeError, match="randomization preview is running"):
         bpy.ops.mujoco.play()
-    assert scene_session.running(humanoid) is None
+    assert scene_session.simulation(humanoid) is None
     preview_module.stop(humanoid)
     assert counts() == before
     assert bpy.ops.mujoco.play() == {"FINISHED"}

@@ -15,7 +15,7 @@ from helpers import CORPUS, needs_corpus
 from mjblend.app import handlers
 from mjblend.engine import commands
 from mjblend.importer import build
-from mjblend.live import scene_session
+from mjblend.live import scene_session, simulation
 from mjblend.scene.transforms import transform
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,7 +35,7 @@ def play_a_little(running, frames=4):
     running.send(commands.FastForward(True))
     running.play()
     for _ in range(frames):
-        running.tick(scene_session.now())
+        running.tick(time.perf_counter())
 
 
 def geom_ids(running):
@@ -63,13 +63,13 @@ def test_fast_display_draws_every_geom_where_mujoco_has_it(clean_scene, path):
     build.import_file(os.path.join(CORPUS, path), clean_scene)
     before, counts = all_transforms(clean_scene), data_counts()
     clean_scene.mujoco_simulation.display = "FAST"
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     play_a_little(running)
     shot = running.latest
     assert running.display.fast_now and shot.playing and shot.time > 0
     depsgraph = bpy.context.evaluated_depsgraph_get()
     geoms = geom_ids(running)
-    world = np.array(running.world)
+    world = np.array(running.binding.world)
     # a mesh geom's frame in MuJoCo is its mesh's inertial frame: the object's frame
     # differs from it by a constant, read from the authored pose (qpos0)
     authored = mujoco.MjData(shot.model)
@@ -89,13 +89,13 @@ def test_fast_display_draws_every_geom_where_mujoco_has_it(clean_scene, path):
         assert np.abs(matrix - world @ _pose(shot, geom)).max() < 1e-5, source.name
         checked += 1
     # every visible geom that moves is drawn (hidden ones, e.g. collision groups, are not)
-    moving = sum(1 for group in running.groups for obj in group if obj.as_pointer() in geoms)
+    moving = sum(1 for group in running.binding.groups for obj in group if obj.as_pointer() in geoms)
     assert checked == moving
     assert len(set(drawn)) == len(drawn)  # each geom drawn once
     # the authored objects stayed where they were, hidden; flex and skin follow the snapshot
-    for obj, _body in running.driven:
+    for obj, _body in running.binding.driven:
         assert not obj.visible_get()
-    for obj, kind, index, _world in running.deformed:
+    for obj, kind, index, _world in running.binding.deformed:
         verts = np.array([v.co[:] for v in obj.data.vertices])
         expected = shot.flexvert_xpos[shot.model.flex_vertadr[index]:][:len(verts)] if kind == "flex" \
             else shot.skin_vertices[index]
@@ -105,7 +105,7 @@ def test_fast_display_draws_every_geom_where_mujoco_has_it(clean_scene, path):
     running.show()
     assert not running.display.fast_now
     bpy.context.view_layer.update()
-    obj, body = running.driven[0]
+    obj, body = running.binding.driven[0]
     assert np.allclose(np.array(obj.matrix_world)[:3, 3], world[:3, :3] @ shot.xpos[body] + world[:3, 3],
                        atol=1e-5)
     bpy.ops.mujoco.stop()
@@ -123,17 +123,17 @@ def _pose(data, geom):
 def test_fast_display_follows_play_pause_and_mode_changes(clean_scene):
     build.import_file(DESK, clean_scene)
     settings = clean_scene.mujoco_simulation
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     assert settings.display == "AUTO"
     play_a_little(running)
     assert not running.display.fast_now  # Auto: a few bodies move as objects
     settings.display = "FAST"
-    running.tick(scene_session.now())
+    running.tick(time.perf_counter())
     assert running.display.fast_now and running.display.instancer is not None
     settings.display = "OBJECTS"
-    running.tick(scene_session.now())
+    running.tick(time.perf_counter())
     assert not running.display.fast_now
-    assert all(obj.visible_get() for obj, _body in running.driven)
+    assert all(obj.visible_get() for obj, _body in running.binding.driven)
     bpy.ops.mujoco.stop()
 
 
@@ -143,7 +143,7 @@ def test_auto_picks_fast_for_many_bodies(clean_scene, tmp_path):
     path = tmp_path / "many.xml"
     path.write_text(f"<mujoco><worldbody>{bodies}</worldbody></mujoco>")
     build.import_file(str(path), clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     play_a_little(running, frames=1)
     assert running.display.fast_now
     bpy.ops.mujoco.stop()
@@ -163,7 +163,7 @@ def test_the_box_shows_the_state_it_is_in(clean_scene):
     bpy.context.view_layer.objects.active = box
     bpy.ops.mujoco.add_element(kind="GEOM", subtype="BOX")
     bpy.ops.mujoco.simulate(duration=0.5)
-    running = scene_session.get(clean_scene)
+    running = scene_session.simulation(clean_scene)
     qpos = running.latest.qpos
     assert box.location.z == np.float32(qpos[2])
     assert tuple(box.rotation_quaternion) == tuple(np.float32(qpos[3:7]))
@@ -172,7 +172,7 @@ def test_the_box_shows_the_state_it_is_in(clean_scene):
 
 def test_history_scrubs_back_to_an_exact_state(clean_scene):
     build.import_file(DESK, clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     for _ in range(10):
         bpy.ops.mujoco.step(count=5)
     settings = clean_scene.mujoco_simulation
@@ -191,27 +191,27 @@ def test_history_scrubs_back_to_an_exact_state(clean_scene):
 
 @pytest.fixture
 def threaded():
-    scene_session.THREADED = True
+    simulation.THREADED = True
     yield
-    scene_session.THREADED = None
-    scene_session.drop_all()
+    simulation.THREADED = None
+    scene_session.end_all()
 
 
 def test_a_threaded_run_ends_where_the_inline_one_does(clean_scene, threaded):
     build.import_file(DESK, clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     assert running.runner.threaded and len(physics_threads()) == 1
-    actuator = next(iter(running.actuator_ids.values()), None)
+    actuator = next(iter(running.binding.actuator_ids.values()), None)
     sequence = [commands.Step(50), commands.Step(70)]
     if actuator is not None:
         sequence.insert(1, commands.SetControl(actuator, 0.3))
     last = [running.runner.send(c) for c in sequence][-1]
     assert running.runner.wait(last, timeout=30)
     threaded_qpos = running.latest.qpos.copy()
-    scene_session.drop(running)
+    scene_session.end_simulation(running)
     assert physics_threads() == []
-    scene_session.THREADED = False
-    running = scene_session.ensure(clean_scene)
+    simulation.THREADED = False
+    running = scene_session.start_simulation(clean_scene)
     for command in sequence:
         running.runner.send(command)
     assert np.array_equal(running.latest.qpos, threaded_qpos)
@@ -221,7 +221,7 @@ def test_no_physics_thread_outlives_stop_load_undo_or_disable(clean_scene, threa
     build.import_file(DESK, clean_scene)
 
     def start():
-        running = scene_session.ensure(bpy.context.scene)
+        running = scene_session.start_simulation(bpy.context.scene)
         running.play()
         time.sleep(0.05)
         assert len(physics_threads()) == 1 and running.latest.time > 0
@@ -231,17 +231,17 @@ def test_no_physics_thread_outlives_stop_load_undo_or_disable(clean_scene, threa
     bpy.ops.mujoco.stop()
     assert physics_threads() == []
     start()
-    handlers.end_simulations()  # what undo_pre and redo_pre run
+    handlers.end_sessions()  # what undo_pre and redo_pre run
     assert physics_threads() == []
     start()
     bpy.ops.wm.read_homefile(use_empty=True)  # a real file load
-    assert physics_threads() == [] and scene_session.all_live() == []
+    assert physics_threads() == [] and scene_session.all_simulations() == []
     build.import_file(DESK, bpy.context.scene)
     start()
     scene = bpy.context.scene
     bpy.ops.scene.new(type="EMPTY")
     bpy.data.scenes.remove(scene)  # the simulated scene deleted: its session notices when next asked
-    for live in scene_session.all_live():
+    for live in scene_session.all_simulations():
         assert not scene_session.is_current(live)
     assert physics_threads() == []
     build.import_file(DESK, bpy.context.scene)
@@ -260,7 +260,7 @@ def test_a_diverging_model_pauses_on_its_thread_with_its_message(clean_scene, tm
         <joint name="j" type="slide" stiffness="1e12" ref="-1"/><geom size=".1" mass="1e-6"/>
         </body></worldbody></mujoco>""")
     build.import_file(str(path), clean_scene)
-    running = scene_session.ensure(clean_scene)
+    running = scene_session.start_simulation(clean_scene)
     running.play()
     deadline = time.perf_counter() + 10
     while running.playing and time.perf_counter() < deadline:

@@ -69,7 +69,7 @@ def test_an_untouched_import_compiles_to_the_original_model(model, clean_scene, 
 def test_rescan_reuses_the_spec_and_updates_only_what_changed(clean_scene):
     result = build.import_file(os.path.join(CORPUS, "pip/gymnasium/envs/mujoco/assets/ant.xml"),
                                bpy.context.scene)
-    scene_session.drop_all()
+    scene_session.end_all()
     spec, updated = cached_spec(result.root)
     assert updated is None  # the first scan is a full one
     again, updated = cached_spec(result.root)
@@ -199,7 +199,7 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     path = tmp_path / "two.xml"
     path.write_text(TWO_BODIES, encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scene_session.drop_all()
+    scene_session.end_all()
     cached_spec(result.root)
     body_a, geom_b = result.by_id[("body", 1)], result.by_id[("geom", 1)]
 
@@ -226,7 +226,7 @@ def test_a_rescan_notices_every_change_of_structure(clean_scene, tmp_path):
     spec, updated = cached_spec(result.root)
     assert updated == 1 and spec.compile().body_mass[1] == pytest.approx(before / 2 + 5)
     bpy.ops.ed.undo()
-    assert scene_session.peek(bpy.context.scene) is None  # forgotten with its scene session
+    assert scene_session.existing(bpy.context.scene) is None  # forgotten with its scene session
     spec, updated = cached_spec(scene_scan.model_roots(bpy.context.scene)[0])
     assert updated is None and spec.compile().body_mass[1] == before
 
@@ -239,7 +239,7 @@ def test_an_edit_that_adds_an_own_attribute_updates_in_place(clean_scene, tmp_pa
                     '<body name="b" pos="1 0 0"><freejoint/><geom size=".1"/></body></worldbody></mujoco>',
                     encoding="utf-8")
     result = build.import_file(str(path), bpy.context.scene)
-    scene_session.drop_all()
+    scene_session.end_all()
     spec, _ = cached_spec(result.root)
     body = result.by_id[("body", 2)].mujoco.body
     assert "gravcomp" not in values.own(body)

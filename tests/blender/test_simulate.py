@@ -25,7 +25,7 @@ DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
 def desk(clean_scene):
     result = build.import_file(DESK, clean_scene)
     yield result
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def element(kind, name):
@@ -66,7 +66,7 @@ def assert_bodies_match(model, data, atol=1e-5):
 def test_simulate_matches_mujoco_on_the_original_file(desk):
     assert bpy.ops.mujoco.simulate(duration=1.5) == {"FINISHED"}
     model, data = mujoco_after(DESK, 750)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     assert running.session.data.time == data.time
     assert np.array_equal(running.session.data.qpos, data.qpos)
     assert_bodies_match(model, data)
@@ -78,7 +78,8 @@ def test_stop_restores_every_transform_exactly_and_keys_nothing(desk):
     assert transforms() != before
     bpy.ops.mujoco.stop()
     assert transforms() == before
-    assert scene_session.get(bpy.context.scene) is None and not scene_session.of(bpy.context.scene).held
+    scene = bpy.context.scene
+    assert scene_session.simulation(scene) is None and not scene_session.of(scene).held
     assert all(o.animation_data is None for o in bpy.context.scene.objects)
 
 
@@ -100,12 +101,12 @@ def test_gravity_is_minus_z_and_a_hinge_about_y_turns_the_same_way(clean_scene, 
     model, data = mujoco_after(str(path), 250)
     assert data.qpos[7] > 0  # MuJoCo agrees on the sign
     assert_bodies_match(model, data)
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_a_property_edit_recompiles_and_keeps_the_state(desk):
     bpy.ops.mujoco.simulate(duration=0.5)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     session = running.session
     old_model = session.model
     qpos_before = session.data.qpos.copy()
@@ -134,7 +135,7 @@ def test_a_property_edit_recompiles_and_keeps_the_state(desk):
 
 def test_moving_an_element_while_simulating_recompiles(desk):
     bpy.ops.mujoco.simulate(duration=0.2)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     table = element("geom", "table")
     table.location.z -= 0.1  # the user lowers the table (the depsgraph reports it)
     bpy.context.view_layer.update()
@@ -147,7 +148,7 @@ def test_moving_an_element_while_simulating_recompiles(desk):
 
 def test_a_failed_recompile_keeps_the_last_good_model_and_names_the_object(desk):
     bpy.ops.mujoco.simulate(duration=0.1)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     good = running.session.model
     swing = element("joint", "swing")
     swing.mujoco.joint.type = "FREE"  # a free joint below another body does not compile
@@ -167,7 +168,7 @@ def test_mocap_bodies_follow_their_objects(desk):
     hand = element("body", "hand")
     hand.location = (0.1, -0.2, 0.6)
     bpy.ops.mujoco.simulate(duration=1.0)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     assert np.allclose(session.data.mocap_pos[0], [0.1, -0.2, 0.6], atol=1e-6)
     # MuJoCo, given the same mocap pose (as Blender holds it: float32) after 5 steps
     model = mujoco.MjModel.from_xml_path(DESK)
@@ -187,7 +188,7 @@ def test_controls_are_clamped_and_drive_the_actuator(desk):
     motor.mujoco_ctrl = 5.0
     assert motor.mujoco_ctrl == 1.0  # ctrlrange -1 1
     bpy.ops.mujoco.simulate(duration=0.5)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     model, data = mujoco_after(DESK, 250, prepare=lambda m, d: d.ctrl.__setitem__(0, 1.0))
     assert np.array_equal(session.data.qpos, data.qpos)
     bpy.ops.mujoco.zero_controls()
@@ -196,7 +197,7 @@ def test_controls_are_clamped_and_drive_the_actuator(desk):
 
 def test_reset_to_qpos0_and_keyframe(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     bpy.ops.mujoco.reset(keyframe=0)
     assert session.data.time == 0 and session.data.qpos[14] == pytest.approx(1.2)
     bpy.context.view_layer.update()
@@ -212,7 +213,7 @@ def test_option_overrides_apply_after_compile_only_when_switched_on(desk):
     override = bpy.context.scene.mujoco_simulation.override
     override.gravity = (0, 0, 0)  # not switched on: no effect
     bpy.ops.mujoco.simulate(duration=0.05)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     assert list(session.model.opt.gravity) == [0, 0, -9.81]
     override.use_gravity = True
     assert list(session.model.opt.gravity) == [0, 0, 0]  # applied to the running model
@@ -236,25 +237,25 @@ def test_divergence_pauses_and_blender_carries_on(clean_scene, tmp_path):
     build.import_file(str(path), clean_scene)
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.simulate(duration=1.0)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     assert not running.playing and not running.latest.playing and "diverged" in running.latest.message
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_sessions_end_on_file_load_and_addon_disable(desk):
     before = transforms()
     bpy.ops.mujoco.simulate(duration=0.5)
-    handlers.end_simulations()  # what load_pre / undo_pre run
-    assert scene_session.all_live() == [] and transforms() == before
+    handlers.end_sessions()  # what load_pre / undo_pre run
+    assert scene_session.all_simulations() == [] and transforms() == before
     bpy.ops.mujoco.simulate(duration=0.5)
     bpy.ops.wm.read_homefile(use_empty=True)  # a real file load
-    assert scene_session.all_live() == [] and scene_session.all_sessions() == []  # dropped as one
+    assert scene_session.all_simulations() == [] and scene_session.all_sessions() == []  # dropped as one
     build.import_file(DESK, bpy.context.scene)
     bpy.ops.mujoco.simulate(duration=0.5)
     disable_addon()
     try:
         assert scene_session.all_sessions() == []  # (the module is still importable: its registry is empty)
-        assert scene_session.all_live() == []
+        assert scene_session.all_simulations() == []
     finally:
         enable_addon()
 
@@ -284,7 +285,7 @@ def test_scene_with_two_copies_simulates_both(clean_scene):
     assert np.allclose(boxes[0].matrix_world.translation, data.xpos[box], atol=1e-5)
     assert np.allclose(np.array(boxes[1].matrix_world.translation) - [3, 0, 0], data.xpos[box], atol=1e-5)
     assert first.root != second.root
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 @needs_corpus
@@ -311,18 +312,18 @@ def test_corpus_models_simulate_like_mujoco(clean_scene, path):
     bpy.ops.mujoco.simulate(duration=1.0)
     model = mujoco.MjModel.from_xml_path(full)
     model, data = mujoco_after(full, int(round(1.0 / model.opt.timestep)))
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     shot = running.latest
     assert shot.time == data.time
     assert np.array_equal(shot.qpos, data.qpos) and np.array_equal(shot.qvel, data.qvel)
     extent = max(1.0, float(np.abs(data.xpos).max()))  # (float32 objects: relative to the scene's size)
     bpy.context.view_layer.update()
-    for (kind, body), obj in running.by_id.items():  # (bound by id: bodies need no name)
+    for (kind, body), obj in running.binding.by_id.items():  # (bound by id: bodies need no name)
         if kind == "body":
             world = np.array(obj.matrix_world)
             assert np.allclose(world[:3, 3], data.xpos[body], atol=2e-5 * extent), obj.name
             assert np.allclose(world[:3, :3], data.xmat[body].reshape(3, 3), atol=2e-5), obj.name
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_the_modal_operator_steps_on_timer_events(desk):
@@ -331,7 +332,7 @@ def test_the_modal_operator_steps_on_timer_events(desk):
 
     from mjblend.operators.simulate import MUJOCO_OT_play
 
-    running = scene_session.ensure(bpy.context.scene)
+    running = scene_session.start_simulation(bpy.context.scene)
     running.play()
     operator = SimpleNamespace(_live=running, _timer=None, report=lambda *_a: None,
                                _finish=lambda _context: {"FINISHED"})
@@ -354,7 +355,7 @@ def test_the_modal_operator_steps_on_timer_events(desk):
 def test_step_pauses_and_advances_one_step(desk):
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.step(count=3)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     assert not session.playing and session.data.time == pytest.approx(3 * session.model.opt.timestep)
 
 
@@ -366,7 +367,7 @@ def _joint_state(session, name):
 
 def test_changing_a_geom_size_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     before = _joint_state(session, "swing")
     bob_geom = next(o for o in bpy.context.scene.objects
                     if o.mujoco.kind == "GEOM" and o.parent == element("body", "bob"))
@@ -379,7 +380,7 @@ def test_changing_a_geom_size_while_running_recompiles_with_state(desk):
 
 def test_adding_a_body_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     swing, box = _joint_state(session, "swing"), session.data.qpos[:7].copy()
     body = bpy.data.objects.new("new body", None)
     bpy.context.scene.collection.objects.link(body)
@@ -401,7 +402,7 @@ def test_adding_a_body_while_running_recompiles_with_state(desk):
 
 def test_moving_a_static_body_while_running_recompiles_with_state(desk):
     bpy.ops.mujoco.simulate(duration=0.3)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     before = _joint_state(session, "swing")
     element("body", "post").location.x += 0.25  # no joint: the simulation does not move it
     bpy.context.view_layer.update()
@@ -412,7 +413,7 @@ def test_moving_a_static_body_while_running_recompiles_with_state(desk):
 
 def test_moving_simulated_bodies_by_hand(desk):
     bpy.ops.mujoco.simulate(duration=0.5)
-    session = scene_session.get(bpy.context.scene).session
+    session = scene_session.simulation(bpy.context.scene).session
     swing = _joint_state(session, "swing")
     box, arm = element("body", "box"), element("body", "arm")
     for obj in bpy.context.selected_objects:
@@ -436,11 +437,11 @@ def test_moving_simulated_bodies_by_hand(desk):
 def test_deleting_the_scene_ends_its_simulation(clean_scene):
     scene = bpy.data.scenes.new("doomed")
     build.import_file(DESK, scene)
-    running = scene_session.ensure(scene)
+    running = scene_session.start_simulation(scene)
     running.simulate(0.2)
     bpy.data.scenes.remove(scene)
     assert not scene_session.is_current(running)
-    assert scene_session.all_live() == [] and scene_session.all_sessions() == []
+    assert scene_session.all_simulations() == [] and scene_session.all_sessions() == []
 
 
 @pytest.mark.parametrize("path", corpus_params())
@@ -449,13 +450,13 @@ def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
     full = os.path.join(CORPUS, path)
     build.import_file(full, clean_scene)
     bpy.ops.mujoco.simulate(duration=1.0)
-    running = scene_session.get(bpy.context.scene)
+    running = scene_session.simulation(bpy.context.scene)
     model = mujoco.MjModel.from_xml_path(full)
     model, data = mujoco_after(full, int(round(1.0 / model.opt.timestep)))
     assert np.array_equal(running.session.data.qpos, data.qpos, equal_nan=True)
     bpy.context.view_layer.update()
     worst = 0.0
-    for (kind, body), obj in running.by_id.items():
+    for (kind, body), obj in running.binding.by_id.items():
         if kind != "body" or body == 0:
             continue
         world = np.array(obj.matrix_world)
@@ -463,7 +464,7 @@ def test_every_corpus_model_simulates_like_mujoco(clean_scene, path):
         worst = max(worst, np.abs(world[:3, 3] - data.xpos[body]).max() / scale,
                     np.abs(world[:3, :3] - data.xmat[body].reshape(3, 3)).max())
     assert worst < 1e-6, f"largest difference {worst:.2e} (relative to the body's distance)"
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_a_scene_session_owns_everything_unsaved_and_goes_as_one(desk):
@@ -472,13 +473,13 @@ def test_a_scene_session_owns_everything_unsaved_and_goes_as_one(desk):
     scene = bpy.context.scene
     validation.validate(scene)
     bpy.ops.mujoco.simulate(duration=0.1)
-    owner = scene_session.peek(scene)
+    owner = scene_session.existing(scene)
     assert owner.scans.entries and owner.held and owner.validation.ok and owner.simulation is not None
     box = element("body", "box")
     assert owner.held[box.as_pointer()].obj == box
     assert owner.scans.held is owner.held  # the scan reads the one table
     bpy.ops.ed.undo_push(message="simulated")
-    handlers.end_simulations()
-    handlers.forget_scene_sessions()  # what undo_pre / undo_post run
-    assert scene_session.peek(scene) is None and validation.result(scene) is None
+    handlers.end_sessions()
+    handlers.forget_sessions()  # what undo_pre / undo_post run
+    assert scene_session.existing(scene) is None and validation.result(scene) is None
     assert scene_session.all_sessions() == []

@@ -18,7 +18,7 @@ from addon_loader import ADDON, ROOT, disable_addon, enable_addon
 from helpers import CORPUS, needs_corpus
 
 from mjblend.importer import build
-from mjblend.live import scene_session
+from mjblend.live import scene_session, simulation
 from mjblend.operators.simulate import MUJOCO_OT_play, MUJOCO_OT_simulate
 from mjblend.scene.transforms import transform
 
@@ -65,7 +65,7 @@ def refused(operator, **kwargs) -> str:
 def simulates(seconds=0.2):
     """Blender works: the scene's model simulates `seconds`."""
     assert bpy.ops.mujoco.simulate(duration=seconds) == {"FINISHED"}
-    shot = scene_session.get(bpy.context.scene).latest
+    shot = scene_session.simulation(bpy.context.scene).latest
     assert shot.time == pytest.approx(seconds) and shot.message == ""
 
 
@@ -73,8 +73,8 @@ def simulates(seconds=0.2):
 def desk(clean_scene):
     build.import_file(DESK, clean_scene)
     yield clean_scene
-    scene_session.drop_all()
-    scene_session.THREADED = None
+    scene_session.end_all()
+    simulation.THREADED = None
 
 
 @pytest.fixture
@@ -87,10 +87,10 @@ def prefs():
 
 @pytest.fixture(params=[False, True], ids=["inline", "threaded"])
 def threaded(request):
-    scene_session.THREADED = request.param
+    simulation.THREADED = request.param
     yield request.param
-    scene_session.drop_all()
-    scene_session.THREADED = None
+    scene_session.end_all()
+    simulation.THREADED = None
     assert physics_threads() == []
 
 
@@ -105,10 +105,10 @@ def test_a_tiny_timestep_is_refused_at_once_naming_the_numbers(clean_scene, tmp_
         assert ("Simulating 1 s with a timestep of 1e-300 s takes 1e+300 steps, more than the step limit "
                 f"of 10,000,000: {LIMIT_HINT}") in message
     assert time.perf_counter() - started < 5  # (it used to never return)
-    running = scene_session.get(clean_scene)
+    running = scene_session.simulation(clean_scene)
     assert running.latest.steps == 0
     assert bpy.ops.mujoco.step(count=5) == {"FINISHED"} and running.latest.steps == 5
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 @pytest.mark.parametrize("timestep", ["0", "-0.01", "inf"])
@@ -120,9 +120,9 @@ def test_a_timestep_mujoco_cannot_step_with_is_refused_by_simulate_step_and_play
                              (bpy.ops.mujoco.play, {})):
         message = refused(operator, **kwargs)
         assert f"The model's timestep is {shown} s: MuJoCo needs a positive, finite timestep" in message
-    running = scene_session.get(clean_scene)
+    running = scene_session.simulation(clean_scene)
     assert running.latest.steps == 0 and not running.playing
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def test_a_nan_timestep_from_the_option_override_is_refused(desk):
@@ -135,7 +135,7 @@ def test_a_nan_timestep_from_the_option_override_is_refused(desk):
         assert "not a number (NaN)" in refused(bpy.ops.mujoco.step)
     finally:
         settings.override.use_timestep = False
-    scene_session.drop_all()
+    scene_session.end_all()
     simulates()
 
 
@@ -145,8 +145,8 @@ def test_a_duration_that_cannot_be_simulated_is_refused(desk):
     # (Blender clamps an infinite duration to the largest float32)
     message = refused(bpy.ops.mujoco.simulate, duration=math.inf)
     assert "Simulating 3.40282e+38 s with a timestep of 0.002 s takes 1.7e+41 steps" in message
-    running = scene_session.get(desk)
-    with pytest.raises(scene_session.SimulationError, match=r"is negative \(-1 s\)"):
+    running = scene_session.simulation(desk)
+    with pytest.raises(simulation.SimulationError, match=r"is negative \(-1 s\)"):
         running.simulate(-1.0)
     assert running.latest.steps == 0
     simulates()
@@ -159,7 +159,7 @@ def test_the_step_limit_is_the_preference(desk, prefs):
            f"{LIMIT_HINT}" in message
     message = refused(bpy.ops.mujoco.step, count=101)
     assert f"Stepping 101 steps is more than the step limit of 100: {LIMIT_HINT}" in message
-    running = scene_session.get(desk)
+    running = scene_session.simulation(desk)
     assert running.latest.steps == 0
     assert bpy.ops.mujoco.step(count=100) == {"FINISHED"} and running.latest.steps == 100
     assert bpy.ops.mujoco.simulate(duration=0.2) == {"FINISHED"} and running.latest.steps == 200
@@ -199,8 +199,8 @@ def run_modal(op, until=None, seconds=30):
 
 
 def test_esc_cancels_a_long_simulate_at_a_step_boundary(desk):
-    scene_session.THREADED = True
-    running = scene_session.ensure(desk)
+    simulation.THREADED = True
+    running = scene_session.start_simulation(desk)
     op = modal_simulate(running, 1000.0)  # 500,000 steps
     run_modal(op, until=lambda: running.latest.progress[0] > 500)
     assert op.statuses[-1] > 0 and running.latest.applied < op._seq  # progress shown while it runs
@@ -228,8 +228,8 @@ def test_esc_cancels_a_long_simulate_at_a_step_boundary(desk):
 
 
 def test_a_modal_simulate_ends_with_a_message_when_its_simulation_is_stopped(desk):
-    scene_session.THREADED = True
-    running = scene_session.ensure(desk)
+    simulation.THREADED = True
+    running = scene_session.start_simulation(desk)
     op = modal_simulate(running, 1000.0)
     run_modal(op, until=lambda: running.latest.progress[0] > 0)
     bpy.ops.mujoco.stop()
@@ -240,9 +240,9 @@ def test_a_modal_simulate_ends_with_a_message_when_its_simulation_is_stopped(des
 
 
 def test_invoke_without_a_window_simulates_at_once(desk):
-    scene_session.THREADED = True  # (even with a physics thread: the bpy module has no window)
+    simulation.THREADED = True  # (even with a physics thread: the bpy module has no window)
     assert bpy.ops.mujoco.simulate("INVOKE_DEFAULT", duration=0.5) == {"FINISHED"}
-    running = scene_session.get(desk)
+    running = scene_session.simulation(desk)
     assert running.latest.steps == 250 and running.latest.time == pytest.approx(0.5)
 
 
@@ -256,7 +256,7 @@ def test_deleting_a_body_the_model_cannot_lose_stops_it_saying_why(desk, threade
     message = refused(bpy.ops.mujoco.simulate, duration=0.2)
     assert "The simulation stopped: 'box' was deleted and the scene without it does not simulate: " \
            "MuJoCo cannot compile the scene" in message and "keyframe 'raised'" in message
-    assert scene_session.get(desk) is None and physics_threads() == []
+    assert scene_session.simulation(desk) is None and physics_threads() == []
     assert {o.name: transform(o) for o in desk.objects} == \
         {name: t for name, t in authored.items() if name in desk.objects}  # back as authored
     assert "keyframe 'raised'" in refused(bpy.ops.mujoco.simulate, duration=0.2)  # (it says so again)
@@ -268,12 +268,12 @@ def test_deleting_a_body_the_model_cannot_lose_stops_it_saying_why(desk, threade
 def test_deleting_objects_the_model_can_lose_recompiles_without_them(clean_scene, tmp_path, threaded):
     build.import_file(write(tmp_path, TWO_BALLS), clean_scene)
     assert bpy.ops.mujoco.simulate(duration=0.2) == {"FINISHED"}
-    running = scene_session.get(clean_scene)
+    running = scene_session.simulation(clean_scene)
     one = element("body", "one")
     for obj in [element("body", "two"), *element("body", "two").children_recursive]:
         bpy.data.objects.remove(obj)
     assert bpy.ops.mujoco.simulate(duration=0.2) == {"FINISHED"}
-    assert scene_session.get(clean_scene) is running and running.error == ""
+    assert scene_session.simulation(clean_scene) is running and running.error == ""
     assert running.model.nbody == 2 and running.latest.time == pytest.approx(0.4)
     # ball "one" went on from its state: MuJoCo's run of it alone, 200 steps
     model = mujoco.MjModel.from_xml_string(TWO_BALLS)
@@ -287,11 +287,11 @@ def test_deleting_objects_the_model_can_lose_recompiles_without_them(clean_scene
 def test_deleting_everything_while_playing_ends_on_the_next_tick_with_a_message(desk, threaded):
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.simulate(duration=0.1)
-    running = scene_session.get(desk)
+    running = scene_session.simulation(desk)
     for obj in list(desk.objects):
         bpy.data.objects.remove(obj)
     bpy.context.view_layer.update()  # (the depsgraph handler: panels no longer see them)
-    assert running.by_id == {}
+    assert running.binding.by_id == {}
     op = SimpleNamespace(_live=running, _timer=None, reports=[], _finish=lambda _context: {"FINISHED"})
     op.report = lambda kind, text: op.reports.append((kind.pop(), text))
     time.sleep(0.05)
@@ -299,7 +299,7 @@ def test_deleting_everything_while_playing_ends_on_the_next_tick_with_a_message(
     (kind, text), = op.reports
     assert kind == "ERROR" and text.startswith("The simulation stopped: 'desk_toys', ") and \
         "were deleted and the scene without them does not simulate: Nothing to simulate" in text
-    assert scene_session.get(desk) is None and physics_threads() == []
+    assert scene_session.simulation(desk) is None and physics_threads() == []
     build.import_file(DESK, desk)
     simulates()
 
@@ -309,16 +309,16 @@ def test_deleting_a_body_before_a_tick_never_reaches_a_deleted_object(desk, thre
     unchanged, so no structure check is due; the display meets the deleted object."""
     bpy.ops.mujoco.play()
     bpy.ops.mujoco.simulate(duration=0.1)
-    running = scene_session.get(desk)
+    running = scene_session.simulation(desk)
     running._next_structure_check = math.inf  # (no periodic check either)
     bpy.data.objects.remove(element("body", "ball"))  # (the ball's geom and joint stay, unparented)
     desk.collection.objects.link(bpy.data.objects.new("newcomer", None))
     time.sleep(0.05)
-    with pytest.raises(scene_session.SimulationEnded, match="'ball' was deleted"):
+    with pytest.raises(simulation.SimulationEnded, match="'ball' was deleted"):
         for _ in range(20):
-            running.tick(scene_session.now())
+            running.tick(time.perf_counter())
             time.sleep(0.02)
-    assert scene_session.get(desk) is None and physics_threads() == []
+    assert scene_session.simulation(desk) is None and physics_threads() == []
 
 
 def test_simulate_then_reload_disable_or_delete_the_scene_and_blender_works(desk, tmp_path, threaded):
@@ -326,14 +326,14 @@ def test_simulate_then_reload_disable_or_delete_the_scene_and_blender_works(desk
     bpy.ops.wm.save_as_mainfile(filepath=path)
 
     def long_simulate():
-        running = scene_session.ensure(bpy.context.scene)
+        running = scene_session.start_simulation(bpy.context.scene)
         op = modal_simulate(running, 1000.0) if threaded else None
         if op is None:
             running.simulate(0.2)
         return op
 
     def ended(op):
-        assert physics_threads() == [] and scene_session.all_live() == []
+        assert physics_threads() == [] and scene_session.all_simulations() == []
         if op is not None:
             assert MUJOCO_OT_simulate.modal(op, bpy.context, TIMER) == {"CANCELLED"}
             assert op.reports == [("WARNING", STOPPED)]
@@ -363,9 +363,9 @@ def test_simulate_then_reload_disable_or_delete_the_scene_and_blender_works(desk
     bpy.data.scenes.remove(scene)  # (its session notices when next asked: the modal operator asks)
     if op is not None:
         assert MUJOCO_OT_simulate.modal(op, bpy.context, TIMER) == {"CANCELLED"}
-    for live in scene_session.all_live():
+    for live in scene_session.all_simulations():
         assert not scene_session.is_current(live)
-    assert physics_threads() == [] and scene_session.all_live() == []
+    assert physics_threads() == [] and scene_session.all_simulations() == []
     build.import_file(DESK, bpy.context.scene)
     simulates()
 
@@ -384,11 +384,11 @@ def test_memory_stays_flat_over_many_steps_and_recompiles(clean_scene, capsys):
     torso = element("geom", "torso")
 
     def recompiles(count):
-        running = scene_session.get(clean_scene)
+        running = scene_session.simulation(clean_scene)
         for i in range(count):
             torso.mujoco.geom.mass = 8 + (i % 7) * 0.1  # an edit: the next simulate recompiles
             bpy.ops.mujoco.simulate(duration=0.0)
-        assert running.latest.model is running.model and scene_session.get(clean_scene) is running
+        assert running.latest.model is running.model and scene_session.simulation(clean_scene) is running
 
     def steps(count):
         for _ in range(count // 10_000):
@@ -401,7 +401,7 @@ def test_memory_stays_flat_over_many_steps_and_recompiles(clean_scene, capsys):
     after_steps = resident_megabytes()
     recompiles(1000)
     after = resident_megabytes()
-    running = scene_session.get(clean_scene)
+    running = scene_session.simulation(clean_scene)
     assert running.latest.steps == 110_000
     with capsys.disabled():
         print(f"\nresident memory: {before:.1f} MB, after 1e5 steps {after_steps:.1f} MB, after 1000 "

@@ -30,7 +30,7 @@ FLOAT32_CHAIN = 4e-6  # float32 world matrices composed down a chain of bodies
 def desk(clean_scene):
     build.import_file(DESK, clean_scene)
     yield clean_scene
-    scene_session.drop_all()
+    scene_session.end_all()
 
 
 def fps_of(scene):
@@ -98,8 +98,8 @@ def test_corpus_bake_replays_mujoco_frame_by_frame(clean_scene, path):
     full = os.path.join(CORPUS, path)
     scene = clean_scene
     build.import_file(full, scene)
-    live = scene_session.ensure(scene)  # (bound by id: bodies need no name)
-    objects = [(obj, body) for (kind, body), obj in live.by_id.items() if kind == "body" and body > 0]
+    live = scene_session.start_simulation(scene)  # (bound by id: bodies need no name)
+    objects = [(obj, body) for (kind, body), obj in live.binding.by_id.items() if kind == "body" and body > 0]
     assert bpy.ops.mujoco.bake(start="KEYFRAME", keyframe=-1, frame_start=1, duration=1.0) == {"FINISHED"}
     fps = fps_of(scene)
     frames = 1 + math.ceil(fps)
@@ -114,7 +114,7 @@ def test_corpus_bake_replays_mujoco_frame_by_frame(clean_scene, path):
     # float32: the keys are MuJoCo's poses rounded to float32 exactly; Blender composes them
     # down the body chain in float32 (a few ulps per level: ~1.4e-6 on the Cassie legs)
     assert worst < FLOAT32_CHAIN, f"largest difference {worst:.2e}"
-    assert scene_session.get(scene) is None  # the bake ended its simulation: the timeline shows it
+    assert scene_session.simulation(scene) is None  # the bake ended its simulation: the timeline shows it
 
 
 @pytest.mark.parametrize("fps, fps_base", [(24, 1.0), (30, 1.0), (60, 1.0), (30, 1.001), (25, 1.5)])
@@ -202,7 +202,7 @@ def test_a_live_simulation_starts_from_the_current_frames_baked_state(desk):
     recording = timeline.recorded(scene)
     scene.frame_set(13)
     assert bpy.ops.mujoco.step(count=25) == {"FINISHED"}  # (starts the simulation, then steps)
-    live = scene_session.get(scene)
+    live = scene_session.simulation(scene)
     assert live.started_from_frame == 13
     model = live.model
     data = mujoco.MjData(model)
@@ -217,7 +217,7 @@ def test_record_while_simulating_keeps_what_ran(desk):
     scene = desk
     scene.frame_set(4)
     assert bpy.ops.mujoco.record_start() == {"FINISHED"}
-    live = scene_session.get(scene)
+    live = scene_session.simulation(scene)
     live.simulate(0.5)
     qpos = live.latest.qpos.copy()
     assert bpy.ops.mujoco.record_keep() == {"FINISHED"}
@@ -228,13 +228,13 @@ def test_record_while_simulating_keeps_what_ran(desk):
     for k, (q, *_rest) in enumerate(expected):
         assert np.array_equal(recording.qpos[k], q)
     assert np.array_equal(recording.qpos[-1], qpos)
-    assert scene_session.get(scene) is None
+    assert scene_session.simulation(scene) is None
 
 
 def test_stop_keeps_a_recording(desk):
     scene = desk
     bpy.ops.mujoco.record_start()
-    scene_session.get(scene).simulate(0.25)
+    scene_session.simulation(scene).simulate(0.25)
     bpy.ops.mujoco.stop()
     assert timeline.is_baked(scene) and scene.mujoco_bake.source == "recorded while simulating"
 
@@ -309,7 +309,7 @@ def test_a_trajectory_of_the_wrong_width_or_with_nans_is_refused_and_nothing_cha
     np.savez(nans, time=np.arange(4) * 0.1, qpos=qpos)
     with pytest.raises(RuntimeError, match=r"nans\.npz.*(NaN|not a number)"):
         bpy.ops.mujoco.import_trajectory(filepath=str(nans))
-    assert scene_state(scene) == before and scene_session.get(scene) is None
+    assert scene_state(scene) == before and scene_session.simulation(scene) is None
 
 
 # ------------------------------------------------------- deformables, render
@@ -387,7 +387,7 @@ def test_a_rebake_after_an_edit_starts_where_the_first_did(desk):
     assert np.array_equal(timeline.recorded(scene).qpos[0], first)
     # a running simulation's state is the current state
     scene.frame_set(1)
-    live = scene_session.ensure(scene)
+    live = scene_session.start_simulation(scene)
     live.simulate(0.1)
     now = live.latest.qpos.copy()
     bpy.ops.mujoco.bake(frame_start=1, duration=0.5)

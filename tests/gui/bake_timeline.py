@@ -57,7 +57,7 @@ def steps():
     cheap_viewport(area)
     yield 0.3
 
-    running = live.ensure(scene)  # (compiled first: the invoke runs with its thread parked)
+    running = live.start_simulation(scene)  # (compiled first: the invoke runs with its thread parked)
     with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
         result = bpy.ops.mujoco.bake("INVOKE_DEFAULT", start="KEYFRAME", keyframe=-1)
     report["invoke"] = sorted(result)
@@ -65,7 +65,7 @@ def steps():
     while not timeline.is_baked(scene) and time.perf_counter() - started < 60:
         yield 0.1
     report["baked"] = [scene.mujoco_bake.frame_start, scene.mujoco_bake.frame_end]
-    report["live_after_bake"] = live.get(scene) is not None
+    report["live_after_bake"] = live.simulation(scene) is not None
     yield 0.3
 
     # Blender's own player: Space over the viewport starts it, Space again stops it

@@ -206,7 +206,7 @@ def first_button(area, sidebar):
 
 
 def running():
-    return importlib.import_module(ADDON + ".live.scene_session").get(bpy.context.scene)
+    return importlib.import_module(ADDON + ".live.scene_session").simulation(bpy.context.scene)
 
 
 def bridge_threads():

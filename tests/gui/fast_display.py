@@ -105,7 +105,8 @@ def steps():
     sources = instancer.sources if instancer is not None else []
     report["sources"] = sorted(o.name for o in sources)
     report["sources_hidden"] = all(not o.visible_get() and o.hide_render for o in sources)
-    moving = [o for body_object, _b in running.driven for o in [body_object, *body_object.children_recursive]]
+    driven = running.binding.driven
+    moving = [o for body_object, _b in driven for o in [body_object, *body_object.children_recursive]]
     report["moving"] = sorted(o.name for o in moving)
     report["not_hidden"] = sorted(o.name for o in moving if o.visible_get() or not o.hide_render)
     # two screenshots while the pendulum swings (the objects stay put: only the
@@ -167,10 +168,10 @@ def steps():
     report["fast_after_pause"] = display.fast_now
     report["shown_after_pause"] = [o.name for o in sources if o.hide_viewport or o.hide_render]
     errors = {}
-    for obj, body_id in running.driven:
+    for obj, body_id in running.binding.driven:
         matrix = obj.matrix_world
-        position = np.array(running.to_blender(shot.xpos[body_id]))
-        rotation = np.array(running.world.to_quaternion() @ Quaternion(shot.xquat[body_id]))
+        position = np.array(running.binding.to_blender(shot.xpos[body_id]))
+        rotation = np.array(running.binding.world.to_quaternion() @ Quaternion(shot.xquat[body_id]))
         turned = min(np.abs(np.array(matrix.to_quaternion()) - rotation).max(),
                      np.abs(np.array(matrix.to_quaternion()) + rotation).max())
         errors[obj.name] = [float(np.abs(np.array(matrix.translation) - position).max()), float(turned)]
@@ -213,7 +214,7 @@ def steps():
     report["counts"] = [counts, data_counts()]
     report["fast_blocks_after_stop"] = fast_names()
     report["threads_after_stop"] = physics_threads()
-    report["live_after_stop"] = live.get(scene) is not None
+    report["live_after_stop"] = live.simulation(scene) is not None
     report["box_authored"] = list(before[body("box").name][0].location)
 
 

@@ -81,7 +81,7 @@ def applied_force(running) -> bool:
     """Whether any body has an applied force (xfrc_applied), read on the runner's own
     thread (a command, waited for)."""
     commands = importlib.import_module(ADDON + ".engine.commands")
-    live = importlib.import_module(ADDON + ".live.scene_session")
+    live = importlib.import_module(ADDON + ".live.simulation")
     seen = []
     running.send(commands.Call(lambda session: seen.append(bool(session.data.xfrc_applied.any())),
                                what="read xfrc_applied"), live.SHOW_WAIT)

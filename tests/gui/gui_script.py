@@ -147,7 +147,7 @@ def physics_parked(running):
 
 def running_simulation():
     """The scene's LiveSimulation, or None."""
-    return importlib.import_module(ADDON + ".live.scene_session").get(bpy.context.scene)
+    return importlib.import_module(ADDON + ".live.scene_session").simulation(bpy.context.scene)
 
 
 def play_invoke():
@@ -155,7 +155,7 @@ def play_invoke():
     timer): the simulation is compiled first (its thread starts paused) so that the
     call with the view's context runs with the physics thread parked. Returns the
     LiveSimulation."""
-    running = importlib.import_module(ADDON + ".live.scene_session").ensure(bpy.context.scene)
+    running = importlib.import_module(ADDON + ".live.scene_session").start_simulation(bpy.context.scene)
     window, area, region = view3d()
     with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
         bpy.ops.mujoco.play("INVOKE_DEFAULT")

@@ -43,7 +43,7 @@ def steps():
     for name in ("contact_points", "contact_forces", "labels"):  # (labels: bodies)
         with bpy.context.temp_override(window=window, area=area, region=region):
             report.setdefault("toggled", []).append(sorted(bpy.ops.mujoco.toggle_overlay(overlay=name)))
-    running = scene_session.ensure(bpy.context.scene)
+    running = scene_session.start_simulation(bpy.context.scene)
     running.runner.wait(running.send(commands.Step(250)), timeout=10)
     yield 1.0
     with physics_parked(running):

@@ -113,7 +113,7 @@ def steps():
     yield 1.0
     mouse.wait()
     yield 0.3
-    report["stopped_live"] = live.get(bpy.context.scene) is not None
+    report["stopped_live"] = live.simulation(bpy.context.scene) is not None
     report["stopped_box_moved"] = tuple(box_object.location) != before
 
 

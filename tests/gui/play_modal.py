@@ -75,7 +75,7 @@ def steps():
     yield 0.3  # the modal operator sees the stop on its next timer event
     report["modal_after_stop"] = running.modal_running
     report["restored"] = authored == {o.name: transforms.transform(o) for o in bpy.context.scene.objects}
-    report["live_after_stop"] = live.get(bpy.context.scene) is not None
+    report["live_after_stop"] = live.simulation(bpy.context.scene) is not None
 
     # Add > MuJoCo and its submenus, and the MuJoCo convert menu, open and draw
     menus = importlib.import_module(ADDON + ".ui.add_menu")

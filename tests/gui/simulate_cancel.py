@@ -64,7 +64,7 @@ def steps():
         started = time.perf_counter()
         bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=3)
     report["frame_seconds"] = (time.perf_counter() - started) / 3  # Blender's own cost of a frame
-    running = live.ensure(scene)  # (compiled first: the invoke runs with its thread parked)
+    running = live.start_simulation(scene)  # (compiled first: the invoke runs with its thread parked)
     events = {"modal": [], "status": [], "cancel": []}
     report["cancels"] = events["cancel"]
     instrument(events)
@@ -127,11 +127,11 @@ def steps():
     bpy.ops.mujoco.stop()
     yield 0.3
     report["threads_after_stop"] = physics_threads()
-    report["live_after_stop"] = live.get(scene) is not None
+    report["live_after_stop"] = live.simulation(scene) is not None
 
     # a long simulate again, and a file load while it runs: Blender ends the modal
     # operator (its cancel()), the load ends the simulation
-    running = live.ensure(scene)
+    running = live.start_simulation(scene)
     with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
         bpy.ops.mujoco.simulate("INVOKE_DEFAULT", duration=DURATION)
     yield 0.5
@@ -140,7 +140,7 @@ def steps():
 
     def after_load():  # (this script's timer goes with the file: a persistent one ends the run)
         report["threads_after_load"] = physics_threads()
-        report["live_after_load"] = len(live.all_live())
+        report["live_after_load"] = len(live.all_simulations())
         report["steps_after_load"] = running.latest.steps if running.runner is not None else None
         finish()
     bpy.app.timers.register(after_load, first_interval=1.0, persistent=True)

@@ -91,7 +91,7 @@ def instrument(events):
     original = sidebar.draw_header_button
 
     def draw_header_button(self, context):  # (exactly self, context)
-        running = live.running(context.scene)
+        running = live.simulation(context.scene)
         events["header"].append([time.perf_counter(), "PAUSE" if running and running.playing else "PLAY"])
         original(self, context)
     header[header.index(original)] = draw_header_button
@@ -152,10 +152,10 @@ def steps():
     report["button"] = button
     clicked = click(*button)
     for _ in range(100):
-        if live.running(scene) is not None and live.running(scene).modal_running:
+        if live.simulation(scene) is not None and live.simulation(scene).modal_running:
             break
         yield 0.02
-    running = live.running(scene)
+    running = live.simulation(scene)
     report["play_latency"] = time.perf_counter() - clicked if running else None
     if running is None:
         restore()
@@ -197,7 +197,7 @@ def steps():
     bpy.ops.mujoco.stop()  # (no context override while the physics thread runs: gui_script)
     yield 0.3
     report["threads_after_stop"] = physics_threads()
-    report["live_after_stop"] = live.get(scene) is not None
+    report["live_after_stop"] = live.simulation(scene) is not None
 
 
 run_steps(steps)

@@ -17,7 +17,7 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from ...live import profile
+from ...live import profile, scene_session
 from ..drawing import builtin_shader, text_size
 from . import labels, layers as overlay_layers
 
@@ -25,7 +25,6 @@ LABEL_SIZE = 12
 LABEL_COLOR = (1.0, 1.0, 1.0, 0.95)
 LABEL_OFFSET = 4  # pixels right of and above the labelled point
 _handles: list = []
-_batches: dict = {}  # scene pointer -> (Drawn, {line width: batch}, {point size: batch})
 draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
 
 
@@ -54,14 +53,16 @@ def _by_size(layers, points: str, size: str) -> dict:
 
 
 def _batches_of(scene, drawn, line_shader, dot_shader):
-    cached = _batches.get(scene.as_pointer())
+    """({line width: batch}, {point size: batch}) of `drawn`, cached in the scene's session."""
+    owner = scene_session.of(scene)
+    cached = owner.overlay_batches
     if cached is not None and cached[0] is drawn:
         return cached[1:]
     lines = {width: batch_for_shader(line_shader, "LINES", {"pos": pos, "color": color})
              for width, (pos, color) in _by_size(drawn.layers, "lines", "line_width").items()}
     dots = {size: batch_for_shader(dot_shader, "POINTS", {"pos": pos, "color": color})
             for size, (pos, color) in _by_size(drawn.layers, "points", "point_size").items()}
-    _batches[scene.as_pointer()] = (drawn, lines, dots)
+    owner.overlay_batches = (drawn, lines, dots)
     return lines, dots
 
 
@@ -126,9 +127,7 @@ def draw_labels() -> None:
 
 
 def forget() -> None:
-    _batches.clear()
     labels.forget()
-    overlay_layers.forget()
 
 
 def register():

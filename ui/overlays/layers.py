@@ -33,9 +33,6 @@ class Drawn:
     labels: list
 
 
-_cache: dict = {}  # scene pointer -> (key, Drawn)
-
-
 def options(scene) -> overlays.Options:
     switches = settings.get(scene)
     return overlays.Options(
@@ -50,19 +47,21 @@ def _to_blender(world: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 
 def of_scene(scene) -> Drawn:
-    """The overlays of `scene` now (cached until the snapshot or a switch changes)."""
-    running = scene_session.running(scene)
+    """The overlays of `scene` now (cached in the scene's session until the snapshot or
+    a switch changes)."""
+    owner = scene_session.of(scene)
+    running = owner.simulation
     switches = settings.get(scene)
     shot = running.latest if running is not None else None
     key = (shot, switches.labels, tuple(switches.geom_groups), tuple(switches.site_groups),
            switches.perturbation, scene.mujoco_simulation.show_inertia, options(scene),
-           tuple(map(tuple, running.world)) if running is not None else None)
-    cached = _cache.get(scene.as_pointer())
+           tuple(map(tuple, running.binding.world)) if running is not None else None)
+    cached = owner.overlay_layers
     if cached is not None and cached[0] == key and shot is not None:
         return cached[1]
     layers, labels = [], []
     if shot is not None:
-        world = np.array(running.world)
+        world = np.array(running.binding.world)
         for layer in overlays.layers(shot.model, shot, options(scene)):
             layer.lines, layer.points = _to_blender(world, layer.lines), _to_blender(world, layer.points)
             layers.append(layer)
@@ -85,7 +84,7 @@ def of_scene(scene) -> Drawn:
             layers.append(overlays.Layer("inertia", INERTIA_COLOR, lines=np.array(lines),
                                          points=np.array(centres), point_size=7.0))
     drawn = Drawn(layers, labels)
-    _cache[scene.as_pointer()] = (key, drawn)
+    owner.overlay_layers = (key, drawn)
     return drawn
 
 
@@ -98,11 +97,6 @@ def _label_mask(model, switches):
     if switches.labels == "JOINT":
         return np.asarray(switches.joint_groups, bool)[np.clip(model.jnt_group, 0, 5)]
     return None
-
-
-def forget() -> None:
-    """Drop cached layers (a file load, the add-on's disable)."""
-    _cache.clear()
 
 
 def checked_inertia_boxes(scene):

@@ -10,7 +10,6 @@ drawn while the scene does not simulate.
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass
 
 import blf
@@ -33,7 +32,6 @@ BACKGROUND = (0.05, 0.05, 0.05, 0.8)
 AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
 TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
 _handles: list = []
-_asked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # runner -> the last Request sent
 
 
 def color(component: int) -> tuple:
@@ -55,14 +53,13 @@ def ask(scene, running) -> plots.Request:
     """Send the scene's plot request to the simulation's runner if it has another
     (once: the next snapshots answer it). Returns the request."""
     request = scene.mujoco_plots.request()
-    runner = running.runner
     shot = running.latest
     current = shot.plots.request if shot.plots is not None else plots.Request()
-    if request != current and _asked.get(runner) != request:
-        _asked[runner] = request
-        runner.send(commands.Plot(request))
+    if request != current and running.plot_request != request:
+        running.plot_request = request
+        running.queue(commands.Plot(request))  # (never shown from a draw callback)
     elif request == current:
-        _asked[runner] = request
+        running.plot_request = request
     return request
 
 
@@ -71,7 +68,7 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
     """The corner of a `width` x `height` region (`insets`: what the toolbar and the
     sidebar cover on the left and the right) for the scene's simulation: None if it
     does not simulate."""
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     settings = scene.mujoco_plots
     if running is None or not (settings.show_plots or settings.show_profiler):
         return None
@@ -211,7 +208,7 @@ def draw() -> None:
     scene, region, area = context.scene, context.region, context.area
     if scene is None or region is None or area is None:
         return
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     if running is None:
         return
     start = time.perf_counter()

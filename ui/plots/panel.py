@@ -25,7 +25,7 @@ class MJBLEND_UL_plot_channels(bpy.types.UIList):
 
 def _error_of(scene, index: int) -> str:
     """Why channel `index` has no plot in the running simulation ("" if it has one)."""
-    running = scene_session.running(scene)
+    running = scene_session.simulation(scene)
     shot = running.latest if running is not None else None
     if shot is None or shot.plots is None or index >= len(shot.plots.series):
         return ""
@@ -71,7 +71,7 @@ class MJBLEND_PT_plots(bpy.types.Panel):
                 box = layout.box()
                 box.alert = True
                 box.label(text=error, icon="ERROR")
-        if scene_session.running(context.scene) is None:
+        if scene_session.simulation(context.scene) is None:
             layout.label(text="Plots draw in the viewport while it simulates", icon="INFO")
 
 
