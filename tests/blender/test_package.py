@@ -85,7 +85,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
     bpy.ops.wm.read_homefile(use_empty=True)
     imported = bpy.ops.import_scene.mjcf(filepath=sys.argv[3])
     simulated = bpy.ops.mujoco.simulate(duration=0.5)
-    ours = live.get(bpy.context.scene).session.data.qpos.copy()
+    ours = live.simulation(bpy.context.scene).session.data.qpos.copy()
     model = mujoco.MjModel.from_xml_path(sys.argv[3])
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, nstep=int(round(0.5 / model.opt.timestep)))
