@@ -35,19 +35,16 @@ from dataclasses import dataclass
 import bpy
 
 from ..bridge.host import Host
+from ..scene.errors import MJBlendError
 from ..sync import views
 from . import scene_session
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 
 
-class BridgeError(Exception):
+class BridgeError(MJBlendError):
     """The bridge cannot start (a taken port, a missing package, a scene that does not
-    compile): the message is for the user."""
-
-    def __init__(self, message: str, objects=()):
-        super().__init__(message)
-        self.objects = list(objects)
+    compile): the message is for the user, `objects` the objects at fault."""
 
 
 class SceneHost(Host):

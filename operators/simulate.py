@@ -17,25 +17,19 @@ from ..authoring import authoring
 from ..engine import commands
 from ..engine.runner import DISPLAY_RATE
 from ..live import profile, scene_session
+from ..scene.errors import report_error
 from .reporting import run_reporting
 from .runner_wait import RunnerWait, redraw
 
 
 def start_simulation(operator, context):
-    """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
+    """The scene's simulation, compiled if needed; None (and a report, the objects at
+    fault selected) if it cannot."""
     try:
         return scene_session.ensure(context.scene)
     except scene_session.SimulationError as error:
-        return refuse(operator, context, error)
-
-
-def refuse(operator, context, error):
-    """A SimulationError reported (its objects selected); None."""
-    operator.report({"ERROR"}, str(error))
-    for obj in error.objects:
-        obj.select_set(True)
-        context.view_layer.objects.active = obj
-    return None
+        report_error(operator, context, error)
+        return None
 
 
 PROPERTIES_EVERY = 6  # display frames between redraws of the Properties editor (its panels cost)
@@ -71,7 +65,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
             try:
                 shown = running.tick(scene_session.now(), context.selected_objects)
             except scene_session.SimulationError as error:  # it ended itself (objects deleted)
-                self.report({"ERROR"}, str(error))
+                report_error(self, context, error)
                 redraw(context)
                 return self._finish(context)
             profile.of(running).ticked(time.perf_counter() - start)  # (the profiler line's sync)
@@ -102,7 +96,7 @@ def _play(operator, context, running) -> bool:
     try:
         running.play()
     except scene_session.SimulationError as error:
-        refuse(operator, context, error)
+        report_error(operator, context, error)
         return False
     return True
 
@@ -142,7 +136,7 @@ class MUJOCO_OT_step(bpy.types.Operator):
             running.take_edits(context.selected_objects)
             running.step(self.count)
         except scene_session.SimulationError as error:  # refused, or it ended itself
-            refuse(self, context, error)
+            report_error(self, context, error)
             redraw(context)
             return {"CANCELLED"}
         _report_divergence(self, running)
@@ -189,7 +183,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
-        outcome = run_reporting(self, lambda: running.reset(keyframe),
+        outcome = run_reporting(self, context, lambda: running.reset(keyframe),
                                 (ValueError, scene_session.SimulationError))
         redraw(context)
         return outcome
@@ -239,7 +233,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             playing = running.playing
             steps = running.simulate(self.duration)
         except scene_session.SimulationError as error:  # refused, or it ended itself
-            refuse(self, context, error)
+            report_error(self, context, error)
             return {"CANCELLED"}
         self._done(running, playing, steps)
         return {"FINISHED"}
@@ -256,7 +250,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             running.take_edits(context.selected_objects)
             command = running.start_steps(running.steps_for(self.duration))
         except scene_session.SimulationError as error:
-            refuse(self, context, error)
+            report_error(self, context, error)
             return {"CANCELLED"}
         self._playing = running.playing
         return self.wait_for(context, running, running.runner.send(command), command.count)
