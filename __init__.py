@@ -7,8 +7,10 @@ folders are the pipeline's stages, each named for its job in its __init__.py
 extension's name, version and requirements from blender_manifest.toml.
 """
 
+from .engine.errors import MJBlendError  # (the standard library only: no mujoco needed)
 
-class MuJoCoMissing(ImportError):
+
+class MuJoCoMissing(MJBlendError, ImportError):
     """Blender's Python cannot import mujoco (no bundled wheel fits this Blender,
     or the folder was enabled without the extension's wheels)."""
 

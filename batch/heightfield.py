@@ -14,8 +14,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from ..engine.errors import MJBlendError
 
-class HeightFieldError(ValueError):
+
+class HeightFieldError(MJBlendError, ValueError):
     pass
 
 

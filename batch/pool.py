@@ -29,6 +29,7 @@ import mujoco
 import mujoco.rollout
 import numpy as np
 
+from ..engine.errors import MJBlendError
 from . import heightfield
 from .parameters import Parameters
 from .randomization import Randomization
@@ -36,7 +37,7 @@ from .randomization import Randomization
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
 
-class BatchError(ValueError):
+class BatchError(MJBlendError, ValueError):
     """A call the pool cannot make: wrong shape or dtype, unknown name, index out of
     range. The message says what was expected."""
 

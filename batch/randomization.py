@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 import mujoco
 import numpy as np
 
+from ..engine.errors import MJBlendError
+
 FORMAT = "mjblend-randomization"
 VERSION = 1
 FILE_SUFFIX = ".randomization.json"
@@ -37,7 +39,7 @@ DISTRIBUTIONS = ("uniform", "loguniform", "normal")
 MODES = ("scale", "offset", "absolute")
 
 
-class RandomizationError(ValueError):
+class RandomizationError(MJBlendError, ValueError):
     """A randomization that cannot apply to this model, or a malformed file; the
     message names the entry."""
 

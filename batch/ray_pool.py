@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
+from ..engine.errors import MJBlendError
 from .pool import BatchError, BatchPool
 from .parameters import Draws
 from .randomization import Randomization
@@ -222,8 +223,10 @@ def _model_bytes(model: mujoco.MjModel) -> bytes:
 def _ship_by_value(ray) -> None:
     """Actors get this package's code inside their pickles instead of importing it,
     so a worker needs no copy of MJBlend (whose package name differs between a test
-    and a Blender extension)."""
+    and a Blender extension); with it the engine's errors module, the base of this
+    package's errors."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__package__])
+    ray.cloudpickle.register_pickle_by_value(sys.modules[MJBlendError.__module__])
 
 
 class _Stopped(Exception):

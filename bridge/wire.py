@@ -18,11 +18,13 @@ import math
 import msgpack
 import numpy as np
 
+from ..engine.errors import MJBlendError
+
 MSGPACK, JSON = "msgpack", "json"
 MAX_REQUEST_BYTES = 64 << 20  # a request larger than this is refused (a model upload is the largest)
 
 
-class ProtocolError(Exception):
+class ProtocolError(MJBlendError):
     """A request the server refuses: `code` is URLab's error code, the message says why."""
 
     def __init__(self, code: str, message: str):

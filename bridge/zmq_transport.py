@@ -13,6 +13,7 @@ import threading
 
 import zmq
 
+from ..engine.errors import MJBlendError
 from .hold import Hold
 from .wire import MAX_REQUEST_BYTES
 
@@ -21,7 +22,7 @@ LENT_POLL_MS = 5  # ... and, while the bridge owns the simulation, at what Blend
 STREAM_QUEUE = 1000  # state messages queued per subscriber before they are dropped
 
 
-class PortInUse(OSError):
+class PortInUse(MJBlendError, OSError):
     pass
 
 

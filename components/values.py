@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..engine.errors import MJBlendError
 from .schema import (GROUP_PREFIX, KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident,
                      enum_items, enum_value)
 
@@ -93,7 +94,7 @@ def read_float(group, attr: Attr):
     return tuple(out) if attr.is_vector else out[0]
 
 
-class UnkeptNumber(ValueError):
+class UnkeptNumber(MJBlendError, ValueError):
     """A float attribute holds a number no MJCF file or simulation keeps as it is:
     NaN (MuJoCo's writer leaves the attribute out, its simulation gives NaN), or an
     edit at Blender's largest float, +-3.4e38, which is what Blender keeps of an

@@ -10,8 +10,8 @@ forward pass asked for (a step needs what the forward pass does, plus the
 contacts it finds) and says so. The spec keeps the authored value: what is
 exported is what the user wrote.
 
-No bpy and no relative imports: the importer's probe process loads this file
-by path (see importer/mujoco_load.py).
+No bpy, and nothing of the package beyond engine/: the importer's probe
+process imports the engine folder by path (see importer/mujoco_load.py).
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import re
 
 import mujoco
 
+from .errors import MJBlendError
+
 MAX_GROWTHS = 8  # each at least doubles the arena: 256x MuJoCo's estimate at most
 _OVERFLOW = re.compile(r"increase <size memory")
 _REQUESTED = re.compile(r"requested = (\d+)")
 
 
-class ArenaTooSmall(Exception):
+class ArenaTooSmall(MJBlendError):
     """MuJoCo's arena cannot be made large enough (the message says how large it got)."""
 
 

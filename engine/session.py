@@ -21,6 +21,8 @@ import time as _time
 import mujoco
 import numpy as np
 
+from .errors import MJBlendError
+
 Ids = dict  # key -> (kind, id)
 
 # qpos / qvel widths by joint type (free, ball, slide, hinge)
@@ -480,7 +482,7 @@ def _diverged_since(data, counts) -> bool:
     return int(now[a]) + int(now[b]) + int(now[c]) > int(counts[a]) + int(counts[b]) + int(counts[c])
 
 
-class TooManySteps(ValueError):
+class TooManySteps(MJBlendError, ValueError):
     """A run longer than the step limit the caller set."""
 
 

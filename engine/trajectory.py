@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from .errors import MJBlendError
 from .recording import STATE, Recorder, Recording, state_slices
 
 EXTENSIONS = (".npz", ".npy", ".csv")
@@ -77,7 +78,7 @@ _PREFIX = re.compile(r"\s*(mocap_pos|mocap_quat|sensordata|sensor|qpos|qvel|ctrl
                      re.IGNORECASE)
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(MJBlendError, ValueError):
     """A trajectory file that cannot be used: the message names the file and why."""
 
     def __init__(self, path, problem: str):

@@ -22,8 +22,9 @@ The probe doubles MuJoCo's share of an import (measured in bench/import_bench:
 see docs/developing.md); it is what makes Esc, the limits and a clear message
 possible at all.
 
-This file uses only the standard library and mujoco: the probe process on
-platforms without fork runs it as a script.
+This file uses only the standard library, mujoco and engine/: the probe
+process on platforms without fork runs it as a script, which imports the engine
+folder by path.
 """
 
 from __future__ import annotations
@@ -46,15 +47,21 @@ import mujoco
 
 if __package__:
     from ..engine import arena
-else:  # the probe process on platforms without fork: this file run as a script
+    from ..engine.errors import MJBlendError
+else:  # the probe process on platforms without fork: this file run as a script, the
+    # engine folder (mujoco and the standard library only) imported as a package of its own
+    import importlib
     import importlib.util
-    _spec = importlib.util.spec_from_file_location(
-        "mjblend_arena", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "arena.py"))
-    arena = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(arena)
+    _engine = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine")
+    _spec = importlib.util.spec_from_file_location("mjblend_engine", os.path.join(_engine, "__init__.py"),
+                                                   submodule_search_locations=[_engine])
+    sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules[_spec.name])
+    arena = importlib.import_module("mjblend_engine.arena")
+    MJBlendError = importlib.import_module("mjblend_engine.errors").MJBlendError
 
 
-class LoadError(Exception):
+class LoadError(MJBlendError):
     """MuJoCo cannot load the file, or the load was stopped; the message is for the user."""
 
 

@@ -39,19 +39,16 @@ import bpy
 from ..bridge.host import Host, prefix_of
 from ..scene import preferences
 from ..scene.names import first_free, numbered
+from ..scene.errors import MJBlendError
 from ..sync import views
 from . import scene_session, simulation
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 
 
-class BridgeError(Exception):
+class BridgeError(MJBlendError):
     """The bridge cannot start (a taken port, a missing package, a scene that does not
-    compile): the message is for the user."""
-
-    def __init__(self, message: str, objects=()):
-        super().__init__(message)
-        self.objects = list(objects)
+    compile): the message is for the user, `objects` the objects at fault."""
 
 
 class SceneHost(Host):

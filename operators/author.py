@@ -52,7 +52,8 @@ class MUJOCO_OT_add_element(bpy.types.Operator):
         return _has_model(context)
 
     def execute(self, context):
-        return run_reporting(self, lambda: authoring.add_spatial(context, self.kind.lower(), self.subtype))
+        return run_reporting(self, context,
+                             lambda: authoring.add_spatial(context, self.kind.lower(), self.subtype))
 
 
 class MUJOCO_OT_add_actuator(bpy.types.Operator):
@@ -70,7 +71,7 @@ class MUJOCO_OT_add_actuator(bpy.types.Operator):
         return _has_model(context) and bool(authoring.selected(context, ("JOINT", "TENDON", "SITE", "BODY")))
 
     def execute(self, context):
-        return run_reporting(self, lambda: authoring.add_actuator(context, self.preset.lower()))
+        return run_reporting(self, context, lambda: authoring.add_actuator(context, self.preset.lower()))
 
 
 class MUJOCO_OT_add_sensor(bpy.types.Operator):
@@ -88,7 +89,7 @@ class MUJOCO_OT_add_sensor(bpy.types.Operator):
         return _has_model(context)
 
     def execute(self, context):
-        return run_reporting(self, lambda: authoring.add_sensor(context, self.sensor_type.upper()))
+        return run_reporting(self, context, lambda: authoring.add_sensor(context, self.sensor_type.upper()))
 
 
 class MUJOCO_OT_add_equality(bpy.types.Operator):
@@ -106,7 +107,7 @@ class MUJOCO_OT_add_equality(bpy.types.Operator):
         return _has_model(context) and bool(authoring.selected(context, ("BODY", "JOINT", "TENDON")))
 
     def execute(self, context):
-        return run_reporting(self, lambda: authoring.add_equality(context, self.eq_type))
+        return run_reporting(self, context, lambda: authoring.add_equality(context, self.eq_type))
 
 
 # ------------------------------------------------------------- conversions
@@ -124,7 +125,8 @@ class MUJOCO_OT_make_body(bpy.types.Operator):
         return _has_model(context) and any(scene_scan.model_of(o) for o in context.selected_objects)
 
     def execute(self, context):
-        return run_reporting(self, lambda: convert.make_body(context, list(context.selected_objects)))
+        return run_reporting(self, context,
+                             lambda: convert.make_body(context, list(context.selected_objects)))
 
 
 class MUJOCO_OT_make_free(bpy.types.Operator):
@@ -143,7 +145,7 @@ class MUJOCO_OT_make_free(bpy.types.Operator):
             made = [convert.make_free(context, o) for o in list(context.selected_objects)
                     if convert.is_world_geom(o)]
             self.report({"INFO"}, f"Made {len(made)} free bod{'y' if len(made) == 1 else 'ies'}")
-        return run_reporting(self, make)
+        return run_reporting(self, context, make)
 
 
 class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
@@ -178,7 +180,7 @@ class MUJOCO_OT_geom_from_mesh(bpy.types.Operator):
                     for o in list(context.selected_objects) if convert.is_plain_mesh(o)]
             kinds = sorted({o.mujoco.geom.type.lower() for o in made})
             self.report({"INFO"}, f"{len(made)} geom(s): {', '.join(kinds)}")
-        return run_reporting(self, make)
+        return run_reporting(self, context, make)
 
 
 class MUJOCO_OT_apply_scale(bpy.types.Operator):
@@ -198,7 +200,7 @@ class MUJOCO_OT_apply_scale(bpy.types.Operator):
             for obj in context.selected_objects:
                 if convert.has_scale(obj):
                     convert.apply_scale(obj)
-        return run_reporting(self, make)
+        return run_reporting(self, context, make)
 
 
 CLASSES = (MUJOCO_OT_add_model, MUJOCO_OT_add_element, MUJOCO_OT_add_actuator, MUJOCO_OT_add_sensor,

@@ -12,8 +12,9 @@ from bpy.props import EnumProperty, IntProperty, StringProperty
 from ..engine.runner import DISPLAY_RATE
 from ..live import bridge_host
 from ..scene import preferences
+from ..scene.errors import report_error
 from .runner_wait import redraw
-from .simulate import MUJOCO_OT_play, refuse
+from .simulate import MUJOCO_OT_play
 
 
 class MUJOCO_OT_bridge_start(bpy.types.Operator):
@@ -51,7 +52,7 @@ class MUJOCO_OT_bridge_start(bpy.types.Operator):
                                        self.state_port or prefs.bridge_state_port,
                                        bridge_host.transports_of(choice), prefs=prefs)
         except bridge_host.BridgeError as error:
-            refuse(self, context, error)
+            report_error(self, context, error)
             return None
         zmq = served.bridge.zmq
         shm = " and shared memory" if served.bridge.shm is not None else ""

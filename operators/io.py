@@ -14,7 +14,7 @@ from ..exporter import mjcf_writer
 from ..importer import build, framing
 from ..live import scene_session
 from ..scene import preferences
-from ..scene.errors import MJBlendError, select_culprits
+from ..scene.errors import MJBlendError, report_error
 
 
 class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
@@ -60,7 +60,7 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
                 job = build.start_load(path, limits_=build.limits(preferences.settings(context)))
                 job.run()
             except build.ImportFailed as error:
-                self.report({"ERROR"}, str(error))
+                report_error(self, context, error)
                 continue
             result = _build(self, context, job, wm)
             if result is not None:
@@ -100,7 +100,7 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
                 self._job = build.start_load(self._paths.pop(0), threaded=True,
                                               limits_=build.limits(preferences.settings(context)))
             except build.ImportFailed as error:
-                self.report({"ERROR"}, str(error))
+                report_error(self, context, error)
                 return {"RUNNING_MODAL"}
         if not self._job.poll():
             status = f"{self._job.status}; Esc to cancel"
@@ -129,7 +129,7 @@ def _build(operator, context, job, wm):
     try:
         result = build.import_loaded(job, context.scene, progress=lambda f: wm.progress_update(int(100 * f)))
     except build.ImportFailed as error:
-        operator.report({"ERROR"}, str(error))
+        report_error(operator, context, error)
         return None
     finally:
         wm.progress_end()
@@ -213,8 +213,7 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
                               as_zip=self.file_format == "ZIP", save_mjb=self.save_mjb,
                               scene_objects=context.scene.objects, randomize=True)
         except MJBlendError as error:  # the scan's, the compile's or the writer's
-            select_culprits(context, error)
-            self.report({"ERROR"}, str(error))
+            report_error(self, context, error)
             return {"CANCELLED"}
         for warning in warnings:
             self.report({"WARNING"}, warning)

@@ -35,7 +35,7 @@ class MUJOCO_OT_class_add(bpy.types.Operator):
         model = root.mujoco.model
         parent = _active_class(root) or "main"
         name = self.name or authoring.unique_class_name(root)
-        outcome = run_reporting(self, lambda: default_classes.add_class(root, name, parent),
+        outcome = run_reporting(self, context, lambda: default_classes.add_class(root, name, parent),
                                 default_classes.ClassError)
         if outcome == {"FINISHED"}:
             model.active_default = len(model.defaults) - 1
@@ -67,7 +67,8 @@ class MUJOCO_OT_class_rename(_OnSelectedClass, bpy.types.Operator):
     def execute(self, context):
         root = _root(context)
         new_name = self.name.strip()
-        return run_reporting(self, lambda: default_classes.rename_class(root, _active_class(root), new_name),
+        return run_reporting(self, context,
+                             lambda: default_classes.rename_class(root, _active_class(root), new_name),
                              default_classes.ClassError)
 
 
@@ -141,7 +142,7 @@ class MUJOCO_OT_key_store(bpy.types.Operator):
         return bool(scene_scan.model_roots(context.scene))
 
     def execute(self, context):
-        return run_reporting(self, lambda: keyframes.store(context, self.name))
+        return run_reporting(self, context, lambda: keyframes.store(context, self.name))
 
 
 class _KeyOperator:
@@ -172,7 +173,7 @@ class MUJOCO_OT_key_load(_KeyOperator, bpy.types.Operator):
         if obj is None:
             return {"CANCELLED"}
         # any error: a model that does not compile, say so
-        return run_reporting(self, lambda: keyframes.load(context, obj), Exception)
+        return run_reporting(self, context, lambda: keyframes.load(context, obj), Exception)
 
 
 class MUJOCO_OT_key_delete(_KeyOperator, bpy.types.Operator):

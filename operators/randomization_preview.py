@@ -16,7 +16,7 @@ from ..live import randomization_preview
 from ..live.randomization_preview import PreviewError
 from ..scan import scene_scan
 from ..scan.randomization import RandomizationInvalid, scene_randomization
-from ..scene.errors import select_culprits
+from ..scene.errors import report_error
 from .runner_wait import redraw
 
 
@@ -30,8 +30,7 @@ def _start(operator, context):
         randomization = scene_randomization(scene_scan.model_roots(scene))
         return randomization_preview.start(scene, randomization, settings.count, spacing=settings.spacing)
     except (PreviewError, RandomizationInvalid) as error:
-        operator.report({"ERROR"}, str(error))
-        select_culprits(context, error)
+        report_error(operator, context, error)
         return None
 
 

@@ -5,6 +5,7 @@ cancelling at the next step boundary. Operators mix it in."""
 from __future__ import annotations
 
 from ..live import scene_session, simulation
+from ..scene.errors import report_error
 from ..sync import views
 
 PROGRESS_INTERVAL = 0.1  # seconds between two looks at the progress (and the state shown): the
@@ -51,7 +52,7 @@ class RunnerWait:
                 redraw(context, properties=False)
         except simulation.SimulationError as error:  # it ended itself (objects deleted)
             self.end_wait(context)
-            self.report({"ERROR"}, str(error))
+            report_error(self, context, error)
             return {"CANCELLED"}
         if shot.applied < self._seq:
             self._status(context, shot, shot.progress[0] if shot.progress[1] == self._count else 0)

@@ -18,30 +18,24 @@ from ..engine import commands
 from ..engine.runner import DISPLAY_RATE
 from ..live import profile, scene_session, simulation
 from ..scene import preferences
+from ..scene.errors import report_error
 from .reporting import run_reporting
 from .runner_wait import RunnerWait, redraw
 
 
 def start_simulation(operator, context):
-    """The scene's simulation, compiled if needed; None (and a report) if it cannot."""
+    """The scene's simulation, compiled if needed; None (and a report, the objects at
+    fault selected) if it cannot."""
     try:
         return scene_session.start_simulation(context.scene, preferences.settings(context))
     except simulation.SimulationError as error:
-        return refuse(operator, context, error)
+        report_error(operator, context, error)
+        return None
 
 
 def step_limit(context) -> int:
     """The preferences' step limit now (a simulation may have started before it changed)."""
     return preferences.settings(context).step_limit
-
-
-def refuse(operator, context, error):
-    """A SimulationError reported (its objects selected); None."""
-    operator.report({"ERROR"}, str(error))
-    for obj in error.objects:
-        obj.select_set(True)
-        context.view_layer.objects.active = obj
-    return None
 
 
 PROPERTIES_EVERY = 6  # display frames between redraws of the Properties editor (its panels cost)
@@ -77,7 +71,7 @@ class MUJOCO_OT_play(bpy.types.Operator):
             try:
                 shown = running.tick(time.perf_counter(), context.selected_objects)
             except simulation.SimulationError as error:  # it ended itself (objects deleted)
-                self.report({"ERROR"}, str(error))
+                report_error(self, context, error)
                 redraw(context)
                 return self._finish(context)
             profile.of(running).ticked(time.perf_counter() - start)  # (the profiler line's sync)
@@ -108,7 +102,7 @@ def _play(operator, context, running) -> bool:
     try:
         running.play()
     except simulation.SimulationError as error:
-        refuse(operator, context, error)
+        report_error(operator, context, error)
         return False
     return True
 
@@ -148,7 +142,7 @@ class MUJOCO_OT_step(bpy.types.Operator):
             running.take_edits(context.selected_objects)
             running.step(self.count, step_limit=step_limit(context))
         except simulation.SimulationError as error:  # refused, or it ended itself
-            refuse(self, context, error)
+            report_error(self, context, error)
             redraw(context)
             return {"CANCELLED"}
         _report_divergence(self, running)
@@ -195,7 +189,7 @@ class MUJOCO_OT_reset(bpy.types.Operator):
         if running is None:
             return {"CANCELLED"}
         keyframe = context.scene.mujoco_simulation.keyframe if self.keyframe == -2 else self.keyframe
-        outcome = run_reporting(self, lambda: running.reset(keyframe),
+        outcome = run_reporting(self, context, lambda: running.reset(keyframe),
                                 (ValueError, simulation.SimulationError))
         redraw(context)
         return outcome
@@ -245,7 +239,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             playing = running.playing
             steps = running.simulate(self.duration, step_limit(context))
         except simulation.SimulationError as error:  # refused, or it ended itself
-            refuse(self, context, error)
+            report_error(self, context, error)
             return {"CANCELLED"}
         self._done(running, playing, steps)
         return {"FINISHED"}
@@ -263,7 +257,7 @@ class MUJOCO_OT_simulate(RunnerWait, bpy.types.Operator):
             limit = step_limit(context)
             command = running.start_steps(running.steps_for(self.duration, limit), limit)
         except simulation.SimulationError as error:
-            refuse(self, context, error)
+            report_error(self, context, error)
             return {"CANCELLED"}
         self._playing = running.playing
         return self.wait_for(context, running, running.queue(command), command.count)

@@ -18,10 +18,11 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..engine import trajectory
 from ..live import scene_session, simulation
 from ..scene import preferences
+from ..scene.errors import report_error
 from ..sync import timeline
 from .reporting import UNDOABLE
 from .runner_wait import RunnerWait, redraw
-from .simulate import refuse, start_simulation, step_limit
+from .simulate import start_simulation, step_limit
 
 
 def scene_fps(scene) -> float:
@@ -108,8 +109,7 @@ class MUJOCO_OT_bake(RunnerWait, bpy.types.Operator):
                           "qpos0" if self.start == "KEYFRAME" else f"t = {live.latest.time:.4f} s")
             seq, recorder = live.start_bake(end - start + 1, fps, start, step_limit(context))
         except (simulation.SimulationError, ValueError) as error:
-            refuse(self, context, error if isinstance(error, simulation.SimulationError)
-                    else simulation.SimulationError(str(error)))
+            report_error(self, context, error)
             return None
         return live, seq, recorder
 
@@ -255,7 +255,7 @@ class MUJOCO_OT_import_trajectory(bpy.types.Operator, ImportHelper):
                 frames = trajectory.resample(loaded, model, scene_fps(scene))
                 recording = trajectory.to_recording(model, frames, scene_fps(scene), start)
             except trajectory.TrajectoryError as error:
-                self.report({"ERROR"}, str(error))
+                report_error(self, context, error)
                 return {"CANCELLED"}
             for note in loaded.notes:
                 self.report({"INFO"}, note)

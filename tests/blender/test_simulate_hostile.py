@@ -416,3 +416,20 @@ def test_a_nan_timestep_in_the_model_is_refused_naming_the_model(clean_scene, tm
     message = refused(bpy.ops.mujoco.play)
     assert message.startswith(f"Error: {root.name}: ") and "timestep" in message, message
     assert bpy.context.view_layer.objects.active == root
+
+
+@pytest.mark.parametrize("operator", ["play", "simulate", "bake", "bridge_start"])
+def test_a_refusal_selects_the_objects_at_fault_in_place_of_the_selection(clean_scene, tmp_path, operator):
+    """Operators report an MJBlendError one way (scene/errors.py, report_error): the message,
+    and the objects at fault selected instead of what was, the first one active."""
+    build.import_file(write(tmp_path, TWO_BALLS), clean_scene)
+    one, two, geom = element("body", "one"), element("body", "two"), element("geom", "one")
+    geom.location.x = 0.05  # moved: placed from its matrix,
+    one.scale = (1, 0, 1)  # which its body's zero scale leaves no inverse of
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj == two)  # what the user had selected
+    bpy.context.view_layer.objects.active = two
+    message = refused(getattr(bpy.ops.mujoco, operator))
+    assert f"{geom.name}: the scale of its parent {one.name}" in message, message
+    assert set(bpy.context.selected_objects) == {geom, one}
+    assert bpy.context.view_layer.objects.active == geom
