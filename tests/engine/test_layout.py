@@ -157,6 +157,14 @@ def test_an_engine_field_write_is_caught(tmp_path):
                                              "ui/panel.py:3: running.session.realtime = ..."]
 
 
+def write_files(root, files):
+    """A package tree for a rule to read: {path relative to root: text}."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
 def test_the_package_follows_the_dependency_rule():
     stages = {stage for _rel, _line, stage, _module in package_imports(ROOT)}
     assert {"components", "engine", "scan", "live", "geometry", "importer"} <= stages  # it reads the tree
@@ -173,10 +181,7 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "bridge/server.py": "from ..scan import scene_scan\nfrom ..engine import runner\n",
         "app/registration.py": "from ..ui import panels\nfrom ..operators import io\n",  # allowed
     }
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_files(tmp_path, files)
     assert set(violations(tmp_path)) == {
         "engine/runner.py:2: engine/ imports bpy (it must run without Blender)",
         "components/values.py:1: components/ imports mathutils outside its property groups",
@@ -199,10 +204,7 @@ def test_a_property_group_outside_components_is_caught(tmp_path):
         "components/scene_settings.py": "import bpy\n\n\nclass MJBLEND_PG_bake(bpy.types.PropertyGroup):\n"
                                         "    pass\n",  # allowed
     }
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_files(tmp_path, files)
     assert set(property_groups_outside_components(tmp_path)) == {
         "live/settings.py:4: property group MJBLEND_PG_speed outside components/",
         "ui/plots.py:8: property group 'MJBLEND_PG_plots' outside components/",
