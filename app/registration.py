@@ -7,18 +7,16 @@ runs in reverse, so a disable leaves nothing behind.
 import bpy
 
 from ..authoring import default_classes, display, validation
-from ..components import properties
-from ..live import (groups as live_groups, overlay_settings, randomization_preview,
-                    simulation_settings)
+from ..components import overlay_settings, plot_settings, properties, scene_settings
+from ..live import simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
                          perturb, randomization as randomization_operators,
                          randomization_preview as preview_operators, simulate, timeline as timeline_operators)
 from ..operators import plots as plot_operators
-from ..sync import timeline
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
 from ..ui.overlays import draw as overlay_draw, popover as overlay_popover
-from ..ui.plots import draw as plot_draw, settings as plot_settings
+from ..ui.plots import draw as plot_draw
 from . import batch_export, handlers, serve
 
 
@@ -41,12 +39,13 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
              + group_operators.CLASSES)
-# (overlay_popover before sidebar: the header's Play / Pause button stays its last item)
-MODULES = (properties, simulation_settings, overlay_settings, plot_settings, randomization_preview,
-           timeline, _Classes(plot_operators.CLASSES), plot_draw,
+# (the saved property groups first, then what reacts to their edits (simulation_settings);
+# overlay_popover before sidebar: the header's Play / Pause button stays its last item)
+MODULES = (properties, scene_settings, overlay_settings, plot_settings, simulation_settings,
+           _Classes(plot_operators.CLASSES), plot_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, menus, add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation,
-           serve, batch_export, live_groups)
+           serve, batch_export)
 
 
 def register():

@@ -48,9 +48,10 @@ def bpy_module_part(path: str, frames: int, repeat: int) -> None:
     import addon_loader  # (links the add-on as `mjblend`, as the tests do)
     import bpy
     addon_loader.enable_addon()
+    from mjblend.components import overlay_settings
     from mjblend.engine import commands
     from mjblend.importer import build
-    from mjblend.live import overlay_settings, scene_session, simulation
+    from mjblend.live import scene_session, simulation
     from mjblend.ui.overlays import layers
 
     simulation.THREADED = False

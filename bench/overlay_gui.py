@@ -23,7 +23,7 @@ def steps():
     build = importlib.import_module(ADDON + ".importer.build")
     scene_session = importlib.import_module(ADDON + ".live.scene_session")
     commands = importlib.import_module(ADDON + ".engine.commands")
-    settings = importlib.import_module(ADDON + ".live.overlay_settings")
+    settings = importlib.import_module(ADDON + ".components.overlay_settings")
     draw = importlib.import_module(ADDON + ".ui.overlays.draw")
     layers = importlib.import_module(ADDON + ".ui.overlays.layers")
     scene = bpy.context.scene

@@ -34,10 +34,6 @@ def regrouping(scene):
             preview.resume()
 
 
-def register():
-    groups.AROUND.append(regrouping)
-
-
-def unregister():
-    if regrouping in groups.AROUND:
-        groups.AROUND.remove(regrouping)
+def apply(scene, kind: str) -> int:
+    """sync.groups.apply, with the scene's instancers taken away around it."""
+    return groups.apply(scene, kind, around=regrouping)

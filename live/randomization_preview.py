@@ -33,11 +33,11 @@ import math
 
 import bpy
 import numpy as np
-from bpy.props import FloatProperty, IntProperty, PointerProperty
 from mathutils import Matrix
 
 from ..batch import BatchError, BatchPool, Randomization, RandomizationError
 from ..components import spec_io
+from ..components.scene_settings import PREVIEW_MAX_COUNT
 from ..engine import frames
 from ..engine.session import check_timestep, clamped_control
 from ..scan import compile_spec, scene_scan
@@ -47,7 +47,6 @@ from ..sync.instancer import Instancer
 from . import binding, scene_session, simulation
 from .display import GEOMETRY_TYPES
 
-MAX_COUNT = 64  # environments a preview may show
 SPACING_PER_EXTENT = 1.5  # automatic spacing: this many times the model's extent (model.stat.extent)
 LONGEST_TICK = 0.25  # wall seconds one tick may catch up (a slow frame, a pause): the rest is skipped
 
@@ -97,8 +96,8 @@ class RandomizationPreview:
 
     def __init__(self, scene, randomization: Randomization | None, count: int = 4, seed: int | None = None,
                  spacing: float = 0.0, view_layer=None):
-        if not isinstance(count, (int, np.integer)) or not 1 <= count <= MAX_COUNT:
-            raise PreviewError(f"The preview shows 1 to {MAX_COUNT} environments, not {count}")
+        if not isinstance(count, (int, np.integer)) or not 1 <= count <= PREVIEW_MAX_COUNT:
+            raise PreviewError(f"The preview shows 1 to {PREVIEW_MAX_COUNT} environments, not {count}")
         if not spacing >= 0 or not math.isfinite(spacing):
             raise PreviewError("The spacing between environments must be 0 (automatic) or more, "
                                f"not {spacing}")
@@ -338,23 +337,3 @@ def is_current(preview: RandomizationPreview) -> bool:
         return False
 
 
-# ------------------------------------------------------------ settings
-
-
-class MJBLEND_PG_randomization_preview(bpy.types.PropertyGroup):
-    count: IntProperty(
-        name="Environments", default=4, min=1, max=MAX_COUNT,
-        description="How many randomized environments the preview shows side by side")
-    spacing: FloatProperty(
-        name="Spacing", default=0.0, min=0.0, soft_max=20.0, unit="LENGTH",
-        description="Distance between neighbouring environments (0: automatic, from the model's extent)")
-
-
-def register():
-    bpy.utils.register_class(MJBLEND_PG_randomization_preview)
-    bpy.types.Scene.mujoco_preview = PointerProperty(type=MJBLEND_PG_randomization_preview)
-
-
-def unregister():
-    del bpy.types.Scene.mujoco_preview
-    bpy.utils.unregister_class(MJBLEND_PG_randomization_preview)

@@ -1,5 +1,5 @@
 """Showing and hiding MuJoCo's element groups from the keyboard, as in MuJoCo's own
-viewer (the keys: ui/keymaps.py; the switches: live/overlay_settings.py; what a
+viewer (the keys: ui/keymaps.py; the switches: components/overlay_settings.py; what a
 switch shows and hides: sync/groups.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, IntProperty
 
-from ..live import overlay_settings as settings
+from ..components import overlay_settings as settings
 
 KINDS = [(kind, f"{kind.title()}s", f"The {kind} groups") for kind in settings.GROUP_KINDS]
 

@@ -1,5 +1,5 @@
 """Switching the viewport's MuJoCo overlays from the keyboard, as in MuJoCo's own
-viewer (the keys: ui/keymaps.py; the switches: live/overlay_settings.py). A view
+viewer (the keys: ui/keymaps.py; the switches: components/overlay_settings.py). A view
 setting, like Blender's own overlays: no undo step."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import bpy
 from bpy.props import StringProperty
 
 from ..scan import scene_scan
-from ..live import overlay_settings as settings
+from ..components import overlay_settings as settings
 from ..sync import views
 
 INERTIA = "inertia"  # kept with the simulation settings (saved files have it there)
@@ -26,8 +26,8 @@ class MUJOCO_OT_toggle_overlay(bpy.types.Operator):
     bl_idname = "mujoco.toggle_overlay"
     bl_label = "Toggle MuJoCo Overlay"
 
-    overlay: StringProperty(name="Overlay", description="The overlay's switch (live/overlay_settings.py), "
-                            "'inertia' or 'labels'")
+    overlay: StringProperty(name="Overlay", description="The overlay's switch "
+                            "(components/overlay_settings.py), 'inertia' or 'labels'")
 
     @classmethod
     def poll(cls, context):

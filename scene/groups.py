@@ -3,7 +3,7 @@ element object is in.
 
 MuJoCo's viewer shows or hides whole groups of geoms, sites, joints, tendons and
 actuators (`mjvOption.geomgroup`, ...; groups 0, 1 and 2 shown by default). A
-scene keeps its switches in `scene.mujoco_overlays` (live/overlay_settings.py);
+scene keeps its switches in `scene.mujoco_overlays` (components/overlay_settings.py);
 sync/groups.py shows and hides the objects, the importer asks the same question
 of each new element, the overlays of each joint, tendon and actuator.
 """
@@ -11,10 +11,7 @@ of each new element, the overlays of each joint, tendon and actuator.
 from __future__ import annotations
 
 from ..components import values
-
-NGROUP = 6  # MuJoCo's mjNGROUP
-DEFAULT_SHOWN = (True, True, True, False, False, False)  # MuJoCo's mjv_defaultOption
-KINDS = ("geom", "site", "joint", "tendon", "actuator")
+from ..components.overlay_settings import DEFAULT_SHOWN, NGROUP
 
 
 def clamp(group: int) -> int:

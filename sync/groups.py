@@ -15,9 +15,9 @@ saved and undone with it); a scene without it has MuJoCo's defaults applied,
 which is what an import does (importer/build.py hides what the switches hide).
 
 Objects drawn through an instancer (a simulation's Fast display, the
-randomization preview) are hidden behind it: the live stage registers in `AROUND`
-a context manager that takes its instancer away while the objects change and
-makes a new one for the objects shown after (live/groups.py).
+randomization preview) are hidden behind it: the live stage passes `apply` a
+context manager (`around`) that takes its instancer away while the objects
+change and makes a new one for the objects shown after (live/groups.py).
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ from ..scene import groups
 from . import views
 
 OBJECT_KINDS = ("geom", "site", "joint")  # kinds whose groups show or hide objects
-AROUND: list = []  # context managers made with the scene, entered around a change of visibility
 
 
-def apply(scene, kind: str) -> int:
+def apply(scene, kind: str, around=None) -> int:
     """Show or hide the `kind` objects of every group whose switch changed since
     the last call; returns how many objects it changed. (The update of the
     switches calls this; so does the group toggle operator.)"""
@@ -49,10 +48,7 @@ def apply(scene, kind: str) -> int:
     if not changed:
         return 0
     targets = [(obj, not now[group]) for obj, group in members(scene, kind) if group in changed]
-    with contextlib.ExitStack() as around:
-        if targets:
-            for hook in list(AROUND):
-                around.enter_context(hook(scene))
+    with around(scene) if around is not None and targets else contextlib.nullcontext():
         for obj, hidden in targets:
             set_hidden(obj, hidden, scene)
     views.redraw()

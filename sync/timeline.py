@@ -11,7 +11,7 @@ stepping and Render Animation show it, and a saved .blend keeps it:
   the mesh replays and renders (and moves smoothly between two frames);
 - the recording itself (times, full states, sensor values) is kept with the bake
   on an Action of its own ("<scene> MuJoCo recording", kept with a fake user); the
-  scene's `mujoco_bake` says which frames are baked.
+  scene's `mujoco_bake` (components/scene_settings.py) says which frames are baked.
 
 Every Action a bake makes remembers what it replaced (the object's previous
 Action, whether it had animation data, its rotation mode and authored transform),
@@ -26,7 +26,6 @@ from typing import NamedTuple
 import bpy
 import mujoco
 import numpy as np
-from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
 from mathutils import Matrix, Quaternion, Vector
 
 from ..blender_compat import SLOTTED_ACTIONS
@@ -53,17 +52,6 @@ class Baked(NamedTuple):
     objects: int  # body and mocap objects keyed
     meshes: int  # flex and skin meshes given shape keys
     skipped: list  # why some were left out
-
-
-class MJBLEND_PG_bake(bpy.types.PropertyGroup):
-    """Which frames of the scene are baked, and from what (read-only in the UI)."""
-
-    recording: PointerProperty(type=bpy.types.Action, name="Recording",
-                               description="The Action holding the bake's recorded states")
-    frame_start: IntProperty(name="First Frame")
-    frame_end: IntProperty(name="Last Frame")
-    fps: FloatProperty(name="Frame Rate", description="Scene frames per simulated second when baked")
-    source: StringProperty(name="Source", description="What was baked")
 
 
 def is_baked(scene) -> bool:
@@ -308,17 +296,3 @@ def _unkey_object(obj, action, record) -> None:
             animation.action = record.get("previous")
     put_transform(obj, from_record(obj, record["authored"]))
 
-
-CLASSES = (MJBLEND_PG_bake,)
-
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Scene.mujoco_bake = PointerProperty(type=MJBLEND_PG_bake)
-
-
-def unregister():
-    del bpy.types.Scene.mujoco_bake
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)

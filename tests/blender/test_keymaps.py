@@ -18,7 +18,7 @@ import bpy
 import pytest
 from bl_keymap_utils.io import keyconfig_init_from_data
 
-from mjblend.live import overlay_settings
+from mjblend.components import overlay_settings
 from mjblend.operators import overlays as overlay_operators
 from mjblend.ui import keymaps
 

@@ -12,9 +12,10 @@ import pytest
 from helpers import CORPUS, needs_corpus
 from mathutils import Matrix
 
+from mjblend.components import overlay_settings
 from mjblend.engine import commands, overlays
 from mjblend.importer import build
-from mjblend.live import overlay_settings, scene_session
+from mjblend.live import scene_session
 from mjblend.ui.overlays import layers as overlay_layers, popover
 
 ANT = os.path.join(CORPUS, "pip", "gymnasium", "envs", "mujoco", "assets", "ant.xml")

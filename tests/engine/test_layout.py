@@ -1,7 +1,9 @@
 """The dependency rule of ARCHITECTURE.md's layout, read from the imports.
 
 - engine/, bridge/, batch/ never import Blender (bpy and its modules);
-- components/ imports Blender only in its property groups (properties.py);
+- components/ imports Blender only in its property groups (the modules
+  BLENDER_ALLOWED_IN_COMPONENTS names);
+- every property group (what a .blend saves) is defined in components/;
 - a stage imports only itself and the stages below it (STAGES, bottom first);
 - nothing imports ui/ or operators/ but app/.
 
@@ -23,7 +25,8 @@ STAGES = ["blender_compat", "engine", "bridge", "batch", "components", "scene", 
           "scan", "exporter", "sync", "live", "authoring", "ui", "operators", "app"]
 BLENDER_FREE = {"engine", "bridge", "batch"}
 ONLY_APP_IMPORTS = {"ui", "operators"}
-BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py"}
+BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py", "components/scene_settings.py",
+                                 "components/overlay_settings.py", "components/plot_settings.py"}
 # beside the engine, the bpy-free packages use only the engine
 BPY_FREE_MAY_IMPORT = {"engine": {"engine"}, "bridge": {"engine", "bridge"}, "batch": {"engine", "batch"}}
 
@@ -33,8 +36,8 @@ def stage_of(relpath):
     return first[:-3] if first.endswith(".py") else first
 
 
-def package_imports(root):
-    """(file, line, imported stage or None, top-level module) for every import of every package file."""
+def package_files(root):
+    """(path relative to root, syntax tree) of every package file."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in {
             "tests", "tools", "bench", "docs", "examples", "wheels", "dist", "__pycache__"}]
@@ -45,23 +48,28 @@ def package_imports(root):
             rel = os.path.relpath(path, root)
             if os.sep not in rel and name != "blender_compat.py":
                 continue  # __init__.py of the add-on: registration only
-            package = rel[:-3].split(os.sep)[:-1]  # the folders the file is in
-            tree = ast.parse(open(path, encoding="utf-8").read(), path)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
+            yield rel, ast.parse(open(path, encoding="utf-8").read(), path)
+
+
+def package_imports(root):
+    """(file, line, imported stage or None, top-level module) for every import of every package file."""
+    for rel, tree in package_files(root):
+        package = rel[:-3].split(os.sep)[:-1]  # the folders the file is in
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield rel, node.lineno, None, alias.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    yield rel, node.lineno, None, node.module.split(".")[0]
+                    continue
+                base = package[:len(package) - node.level + 1]
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    yield rel, node.lineno, target[0], None
+                else:  # "from .. import x": x is a stage (or blender_compat)
                     for alias in node.names:
-                        yield rel, node.lineno, None, alias.name.split(".")[0]
-                elif isinstance(node, ast.ImportFrom):
-                    if node.level == 0:
-                        yield rel, node.lineno, None, node.module.split(".")[0]
-                        continue
-                    base = package[:len(package) - node.level + 1]
-                    target = base + (node.module.split(".") if node.module else [])
-                    if target:
-                        yield rel, node.lineno, target[0], None
-                    else:  # "from .. import x": x is a stage (or blender_compat)
-                        for alias in node.names:
-                            yield rel, node.lineno, alias.name, None
+                        yield rel, node.lineno, alias.name, None
 
 
 def violations(root):
@@ -86,6 +94,32 @@ def violations(root):
             found.append(f"{where}: {own}/ imports {stage}/ (it may use only {allowed})")
         elif own in STAGES and STAGES.index(stage) > STAGES.index(own):
             found.append(f"{where}: {own}/ imports {stage}/, a later stage")
+    return found
+
+
+def property_group_defined(node):
+    """The name of the property group `node` defines (a class deriving from
+    bpy.types.PropertyGroup, or one made with type(name, (PropertyGroup,), ...)), else None."""
+    if isinstance(node, ast.ClassDef):
+        name, bases = node.name, node.bases
+    elif (isinstance(node, ast.Call) and ast.unparse(node.func) == "type" and len(node.args) == 3
+          and isinstance(node.args[1], ast.Tuple)):
+        name, bases = ast.unparse(node.args[0]), node.args[1].elts
+    else:
+        return None
+    return name if any(ast.unparse(base).split(".")[-1] == "PropertyGroup" for base in bases) else None
+
+
+def property_groups_outside_components(root):
+    """Property groups defined outside components/: a .blend saves their values, so
+    they are the data model and stay with it."""
+    found = []
+    for rel, tree in package_files(root):
+        if stage_of(rel) != "components":
+            for node in ast.walk(tree):
+                name = property_group_defined(node)
+                if name is not None:
+                    found.append(f"{rel}:{node.lineno}: property group {name} outside components/")
     return found
 
 
@@ -123,6 +157,14 @@ def test_an_engine_field_write_is_caught(tmp_path):
                                              "ui/panel.py:3: running.session.realtime = ..."]
 
 
+def write_files(root, files):
+    """A package tree for a rule to read: {path relative to root: text}."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
 def test_the_package_follows_the_dependency_rule():
     stages = {stage for _rel, _line, stage, _module in package_imports(ROOT)}
     assert {"components", "engine", "scan", "live", "geometry", "importer"} <= stages  # it reads the tree
@@ -139,10 +181,7 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "bridge/server.py": "from ..scan import scene_scan\nfrom ..engine import runner\n",
         "app/registration.py": "from ..ui import panels\nfrom ..operators import io\n",  # allowed
     }
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_files(tmp_path, files)
     assert set(violations(tmp_path)) == {
         "engine/runner.py:2: engine/ imports bpy (it must run without Blender)",
         "components/values.py:1: components/ imports mathutils outside its property groups",
@@ -150,3 +189,24 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "live/scene_session.py:2: live/ imports ui/ (only app/ may)",
         "bridge/server.py:1: bridge/ imports scan/ (it may use only ['bridge', 'engine'])",
     }
+
+
+def test_saved_property_groups_are_in_components():
+    assert property_groups_outside_components(ROOT) == []
+
+
+def test_a_property_group_outside_components_is_caught(tmp_path):
+    files = {
+        "live/settings.py": "import bpy\n\n\nclass MJBLEND_PG_speed(bpy.types.PropertyGroup):\n    pass\n",
+        "ui/plots.py": "from bpy.types import Operator, PropertyGroup\n\n\nclass A(Operator):\n    pass\n\n\n"
+                       "Plots = type('MJBLEND_PG_plots', (PropertyGroup,), {})\n"
+                       "Other = type('x', (A,), {})\n",
+        "components/scene_settings.py": "import bpy\n\n\nclass MJBLEND_PG_bake(bpy.types.PropertyGroup):\n"
+                                        "    pass\n",  # allowed
+    }
+    write_files(tmp_path, files)
+    assert set(property_groups_outside_components(tmp_path)) == {
+        "live/settings.py:4: property group MJBLEND_PG_speed outside components/",
+        "ui/plots.py:8: property group 'MJBLEND_PG_plots' outside components/",
+    }
+    assert violations(tmp_path) == []  # components/scene_settings.py may import bpy

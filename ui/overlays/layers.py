@@ -19,7 +19,7 @@ from ...authoring import validation
 from ...engine import inertia, overlays
 from ...live import scene_session
 from ...scan import scene_scan
-from ...live import overlay_settings as settings
+from ...components import overlay_settings as settings
 
 GRAB_COLOR = (1.0, 0.55, 0.1, 1.0)
 INERTIA_COLOR = (0.3, 0.8, 1.0, 1.0)

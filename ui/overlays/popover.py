@@ -7,7 +7,7 @@ from __future__ import annotations
 import bpy
 
 from ...scan import scene_scan
-from ...live import overlay_settings as settings
+from ...components import overlay_settings as settings
 
 
 class MJBLEND_PT_overlays(bpy.types.Panel):

@@ -7,8 +7,8 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty,
                        PointerProperty, StringProperty)
 
-from ...engine import plots
-from ...sync import views
+from ..engine import plots
+from . import scene_settings
 
 KIND_ITEMS = tuple((kind.upper(), label, f"{label} (the element's {kind})")
                    for kind, (_element, label) in plots.KINDS.items())
@@ -16,8 +16,8 @@ SIDES = (("RIGHT", "Right", "In the viewport's bottom right corner"),
          ("LEFT", "Left", "In the viewport's bottom left corner"))
 
 
-def _redraw(_self, _context):
-    views.redraw()
+def _redraw(self, _context):
+    scene_settings.reactions().plots_changed(self)
 
 
 class MJBLEND_PG_plot_channel(bpy.types.PropertyGroup):

@@ -6,7 +6,7 @@ no simulation only the inertia boxes draw, from the last checked model. Groups
 0-5 of geoms and sites show or hide their objects (in the viewport and in
 renders, sync/groups.py), joint groups their joint objects; joint, tendon and
 actuator groups choose what the overlays draw. MuJoCo's default shows groups
-0, 1 and 2 (scene/groups.py).
+0, 1 and 2.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, BoolVectorProperty, EnumProperty, PointerProperty
 
-from ..scene.groups import DEFAULT_SHOWN, KINDS as GROUP_KINDS, NGROUP
+from . import scene_settings
+
+NGROUP = 6  # MuJoCo's mjNGROUP
+DEFAULT_SHOWN = (True, True, True, False, False, False)  # MuJoCo's mjv_defaultOption
+GROUP_KINDS = ("geom", "site", "joint", "tendon", "actuator")  # the elements MuJoCo groups
 
 # (property, label, description): every overlay switch, in the popover's order
 OVERLAYS = (
@@ -43,10 +47,7 @@ LABELS = (("NONE", "None", "No labels"), ("BODY", "Bodies", "Each body's name at
 
 def _groups_changed(kind: str):
     def changed(self, _context):
-        scene = self.id_data
-        if isinstance(scene, bpy.types.Scene):
-            from ..sync import groups  # (written by the group toggles' own module)
-            groups.apply(scene, kind)
+        scene_settings.reactions().groups_changed(self, kind)
     return changed
 
 
