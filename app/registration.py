@@ -6,7 +6,7 @@ runs in reverse, so a disable leaves nothing behind.
 
 import bpy
 
-from ..authoring import default_classes, display, validation
+from ..authoring import edits
 from ..components import overlay_settings, plot_settings, properties, scene_settings
 from ..live import simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
@@ -44,7 +44,7 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
 MODULES = (properties, scene_settings, overlay_settings, plot_settings, simulation_settings,
            _Classes(plot_operators.CLASSES), plot_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
-           sidebar, menus, add_menu, handlers, keymaps, overlay_draw, display, default_classes, validation,
+           sidebar, menus, add_menu, handlers, keymaps, overlay_draw, edits,
            serve, batch_export)
 
 

@@ -176,17 +176,11 @@ def reset_to_class(obj, attr_name: str) -> None:
 
 
 def on_edit(group, attr_name: str) -> None:
-    """EDIT_HOOKS: class edits propagate; a class change re-applies the class."""
+    """(authoring/edits.py) Class edits propagate; a class change re-applies the class."""
     if attr_name == "classname":
         apply_class(group.id_data)
         return
     propagate(group, attr_name)
 
 
-def register():
-    changes.EDIT_HOOKS.append(on_edit)
 
-
-def unregister():
-    if on_edit in changes.EDIT_HOOKS:
-        changes.EDIT_HOOKS.remove(on_edit)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import mujoco
 
-from ..components import changes, spec_io
+from ..components import spec_io
 from ..importer.build import JOINT_DISPLAY
 from ..geometry.mujoco_meshes import PrimitiveCache
 
@@ -60,7 +60,7 @@ def refresh(obj) -> None:
 
 
 def on_edit(group, attr_name: str) -> None:
-    """Every MuJoCo property edit passes here (components.changes.EDIT_HOOKS)."""
+    """Every MuJoCo property edit passes here (authoring/edits.py)."""
     if attr_name not in SHAPE_ATTRS:
         return
     obj = group.id_data
@@ -71,10 +71,4 @@ def on_edit(group, attr_name: str) -> None:
         refresh(obj)
 
 
-def register():
-    changes.EDIT_HOOKS.append(on_edit)
 
-
-def unregister():
-    if on_edit in changes.EDIT_HOOKS:
-        changes.EDIT_HOOKS.remove(on_edit)

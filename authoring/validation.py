@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import bpy
 
-from ..components import changes
 from ..scan import compile_spec, scene_scan
 from ..live import scene_session
 
@@ -94,14 +93,9 @@ def on_edit(_group, _attr) -> None:
     schedule()
 
 
-def register():
-    changes.EDIT_HOOKS.append(on_edit)
-
-
-def unregister():
+def cancel() -> None:
+    """No check pending (the add-on's disable)."""
     global _due
-    if on_edit in changes.EDIT_HOOKS:
-        changes.EDIT_HOOKS.remove(on_edit)
     if bpy.app.timers.is_registered(_run):
         bpy.app.timers.unregister(_run)
     _due = None

@@ -58,9 +58,20 @@ def moved(id_block) -> None:
             unread.add(pointer)
 
 
-# Called as hook(group, attribute name) after every user edit of a MuJoCo property
-# (the add-on registers what must follow an edit, e.g. rebuilding a geom's display).
-EDIT_HOOKS: list = []
+_after_edit = None  # (group, attribute name) -> None: authoring/edits.py, connected at registration
+
+
+def connect_edits(function) -> None:
+    """`function(group, attribute name)` runs after every user edit of a MuJoCo property
+    from now on (None: nothing does). authoring/edits.after_edit says what follows an edit."""
+    global _after_edit
+    _after_edit = function
+
+
+def edited(group, attr: str) -> None:
+    """(components/properties.py) A user edited `attr` of `group`."""
+    if _after_edit is not None:
+        _after_edit(group, attr)
 
 _quiet = 0  # > 0 while a bulk writer (the importer) fills properties
 

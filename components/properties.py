@@ -42,8 +42,7 @@ def _edited(attr: Attr):
             return
         values.mark_own(self, attr.name)
         changes.property_updated(self, context)
-        for hook in changes.EDIT_HOOKS:
-            hook(self, attr.name)
+        changes.edited(self, attr.name)
     return update
 
 
@@ -53,8 +52,7 @@ def _class_changed(self, context) -> None:
     if changes.is_quiet():
         return
     changes.property_updated(self, context)
-    for hook in changes.EDIT_HOOKS:
-        hook(self, "classname")
+    changes.edited(self, "classname")
 
 
 def _ref_update(attr: Attr):

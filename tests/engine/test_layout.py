@@ -4,8 +4,13 @@
 - components/ imports Blender only in its property groups (the modules
   BLENDER_ALLOWED_IN_COMPONENTS names);
 - every property group (what a .blend saves) is defined in components/;
-- a stage imports only itself and the stages below it (STAGES, bottom first);
-- nothing imports ui/ or operators/ but app/.
+- a stage imports only itself and the stages below it (STAGES, bottom first),
+  and never what NEVER_IMPORTS names (the scan knows nothing of the bridge: its
+  entity prefixes are handed to it);
+- nothing imports ui/ or operators/ but app/;
+- a scene's unsaved state is kept by its SceneSession (live/scene_session.py):
+  the Blender-side stages hold no module-level registry (an empty dict, list,
+  set, ... filled at run time) but the few RUNTIME_REGISTRIES, each with its reason.
 
 Every `import` and `from ... import` in the package is checked, wherever it
 stands (module level or inside a function).
@@ -29,6 +34,24 @@ BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py", "components/scene_s
                                  "components/overlay_settings.py", "components/plot_settings.py"}
 # beside the engine, the bpy-free packages use only the engine
 BPY_FREE_MAY_IMPORT = {"engine": {"engine"}, "bridge": {"engine", "bridge"}, "batch": {"engine", "batch"}}
+NEVER_IMPORTS = {"scan": {"bridge"}}  # lower stages a stage must not import all the same
+# The stages that live with Blender's scenes, and the module-level containers they may
+# fill at run time: none of them is per-scene state.
+STATEFUL_STAGES = {"scene", "geometry", "importer", "scan", "exporter", "sync", "live", "authoring", "ui",
+                   "operators", "app"}
+RUNTIME_REGISTRIES = {
+    "live/scene_session.py:_SESSIONS": "the one registry: scene -> its SceneSession",
+    "importer/build.py:_KIND_VALUES": "MuJoCo's enum values by class: the same for every scene",
+    "importer/build.py:_BUILTIN": "MuJoCo's built-in defaults per kind: the same for every scene",
+    "scan/scene_scan.py:_FRESH": "a new element's values per kind: the same for every scene",
+    "ui/keymaps.py:_registered": "the keymap items the add-on added (removed on disable)",
+    "ui/plots/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
+    "ui/overlays/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
+    "ui/overlays/labels.py:_atlases": "GPU textures of label texts, shared by every scene",
+    "operators/plots.py:_items": "enum item strings Blender keeps pointers to",
+}
+EMPTY_CONTAINERS = {"dict", "list", "set", "WeakKeyDictionary", "WeakValueDictionary", "OrderedDict",
+                    "defaultdict", "deque"}
 
 
 def stage_of(relpath):
@@ -94,6 +117,34 @@ def violations(root):
             found.append(f"{where}: {own}/ imports {stage}/ (it may use only {allowed})")
         elif own in STAGES and STAGES.index(stage) > STAGES.index(own):
             found.append(f"{where}: {own}/ imports {stage}/, a later stage")
+        elif stage in NEVER_IMPORTS.get(own, ()):
+            found.append(f"{where}: {own}/ imports {stage}/ (it must not)")
+    return found
+
+
+def _empty_container(value) -> bool:
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, (ast.List, ast.Set)):
+        return not value.elts
+    return isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in EMPTY_CONTAINERS
+
+
+def module_registries(root):
+    """Module-level containers made empty (and so filled at run time) in the stages that
+    live with Blender's scenes, beyond RUNTIME_REGISTRIES: per-scene state belongs to
+    the scene's SceneSession, which ends it with the scene."""
+    found = []
+    for rel, tree in package_files(root):
+        if stage_of(rel) not in STATEFUL_STAGES:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
+                    and _empty_container(node.value):
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                key = f"{rel}:{ast.unparse(target)}"
+                if key not in RUNTIME_REGISTRIES:
+                    found.append(f"{rel}:{node.lineno}: module-level registry {ast.unparse(target)}")
     return found
 
 
@@ -179,6 +230,7 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "scan/scene_scan.py": "from ..live import scene_session\nfrom ..geometry import mujoco_meshes\n",
         "live/scene_session.py": "def later():\n    from ..ui import panels\n",
         "bridge/server.py": "from ..scan import scene_scan\nfrom ..engine import runner\n",
+        "scan/compile_spec.py": "from ..bridge.host import prefix_of\nfrom ..engine import arena\n",
         "app/registration.py": "from ..ui import panels\nfrom ..operators import io\n",  # allowed
     }
     write_files(tmp_path, files)
@@ -188,6 +240,28 @@ def test_the_rule_catches_each_kind_of_violation(tmp_path):
         "scan/scene_scan.py:1: scan/ imports live/, a later stage",
         "live/scene_session.py:2: live/ imports ui/ (only app/ may)",
         "bridge/server.py:1: bridge/ imports scan/ (it may use only ['bridge', 'engine'])",
+        "scan/compile_spec.py:1: scan/ imports bridge/ (it must not)",
+    }
+
+
+def test_no_module_level_registry_of_scene_state():
+    assert module_registries(ROOT) == []
+    stale = [key for key in RUNTIME_REGISTRIES if not os.path.exists(os.path.join(ROOT, key.split(":")[0]))]
+    assert stale == []
+
+
+def test_a_module_level_registry_is_caught(tmp_path):
+    write_files(tmp_path, {
+        "live/previews.py": "import weakref\n\n_PREVIEWS: dict = {}\n_seen = weakref.WeakKeyDictionary()\n"
+                            "NAMES = {'a': 1}\n\n\ndef f():\n    cache = {}\n",
+        "ui/overlays/layers.py": "_cache = dict()\n",
+        "engine/runner.py": "_ROUNDS: list = []\n",  # bpy-free stages keep no scene state
+        "live/scene_session.py": "_SESSIONS: dict = {}\n",  # allowed
+    })
+    assert set(module_registries(tmp_path)) == {
+        "live/previews.py:3: module-level registry _PREVIEWS",
+        "live/previews.py:4: module-level registry _seen",
+        "ui/overlays/layers.py:1: module-level registry _cache",
     }
 
 
