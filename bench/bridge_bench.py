@@ -599,7 +599,7 @@ def print_breakdown(t, wire, packing, unpacking):
         ("decode (wire.decode)", t["decode"], 1),
         ("controls checked (Dispatcher._controls)", t["controls"], 1),
         ("dispatch: the step on the bridge's thread (Dispatcher._send)", t["dispatch"], 1),
-        ("mj_step (Session._run)", t["mj_step"], 2),
+        ("mj_step (EngineSession._run)", t["mj_step"], 2),
         ("history record (Runner.record)", t["history"], 2),
         ("state read back, kinematics included (LiveState)", t["read back"], 2),
         ("viewport snapshots at 120 Hz, per step (snapshot.take)", t["snapshot"], 2),

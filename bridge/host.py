@@ -16,7 +16,7 @@ import mujoco
 
 from ..engine import commands
 from ..engine.runner import Runner
-from ..engine.session import Session
+from ..engine.session import EngineSession
 
 VERSION = "0.1.0"
 
@@ -125,7 +125,7 @@ class ModelHost(Host):
         self._prefix = prefix
         self._files = files
         self._recordings = recordings
-        self.session = Session(model, keyframe=keyframe)
+        self.session = EngineSession(model, keyframe=keyframe)
         self._runner = Runner(self.session, threaded=True, name="MJBlend bridge physics")
         self._runner.start()
         if play:

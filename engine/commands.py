@@ -281,7 +281,7 @@ class Forward:
 
 @dataclass(frozen=True)
 class Replace:
-    """Continue on a recompiled model, state carried over by element (Session.replace)."""
+    """Continue on a recompiled model, state carried over by element (EngineSession.replace)."""
 
     model: Any = field(repr=False)
     ids: dict = field(repr=False)

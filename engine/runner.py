@@ -32,7 +32,7 @@ import time
 
 from . import commands, plots, snapshot as snapshots
 from .history import History
-from .session import Session
+from .session import EngineSession
 
 DISPLAY_RATE = 60.0  # the viewport's frames per second
 PUBLISH_RATE = 120.0  # snapshots per wall second while playing in real time: twice the
@@ -41,7 +41,7 @@ IDLE_WAIT = 0.25  # seconds a paused runner sleeps between looks at its queue
 
 
 class Runner:
-    def __init__(self, session: Session, threaded: bool = False, publish_rate: float = PUBLISH_RATE,
+    def __init__(self, session: EngineSession, threaded: bool = False, publish_rate: float = PUBLISH_RATE,
                  history_seconds: float = 10.0, history_bytes: int = 256 << 20, clock=time.perf_counter,
                  name: str = "MJBlend physics"):
         self.session = session

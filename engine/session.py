@@ -1,8 +1,8 @@
 """One live simulation: model, data, pacing by wall-clock time, state carried over
-across recompiles. No bpy: the Blender side (live/scene_session.py) owns a Session and
+across recompiles. No bpy: the Blender side (live/simulation.py) owns an EngineSession and
 tells it the time; tests drive it directly.
 
-    session = Session(model, ids)        # ids: key -> (kind, MuJoCo id), kind in
+    session = EngineSession(model, ids)        # ids: key -> (kind, MuJoCo id), kind in
                                          # "body", "joint", "actuator", ...
     session.play(now)                    # now: a wall-clock reading in seconds
     session.advance(now)                 # steps until simulated time catches up
@@ -47,7 +47,7 @@ MAX_CHUNK = 1024
 _DIVERGED_CODES = tuple(int(code) for code in DIVERGED)
 
 
-class Session:
+class EngineSession:
     """Model, data and the clock of one scene's simulation."""
 
     def __init__(self, model: mujoco.MjModel, ids: Ids | None = None, keyframe: int = -1,

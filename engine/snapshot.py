@@ -7,7 +7,7 @@ they like. Its arrays are copies, marked read-only.
 
 Times: `time` is the state's time. Poses (bodies, inertial frames, joint axes,
 geoms, sites, subtree centres of mass, tendon paths, flex and skin vertices)
-are the kinematics of that state (`Session.kinematics`); `qpos`, `qvel`, `act`,
+are the kinematics of that state (`EngineSession.kinematics`); `qpos`, `qvel`, `act`,
 `ctrl`, `mocap_*` are the state itself; `sensordata`, `actuator_force` and
 `contacts` (with their forces) are what the last `mj_step` computed, of the
 state one step earlier (MuJoCo's own convention: recomputing them would cost a

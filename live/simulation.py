@@ -14,7 +14,7 @@ the main thread only, owned by the scene's `SceneSession` (live/scene_session.py
   the scene session's `held` table, which the scan reads (never a simulated
   pose as an authored one); stop puts it back exactly;
 - edits: a property edit or a moved element recompiles, carrying the state
-  over (Session.replace, sent to the runner); a failed recompile keeps the last
+  over (EngineSession.replace, sent to the runner); a failed recompile keeps the last
   good model running.
 """
 
@@ -32,7 +32,7 @@ from ..components import changes, spec_io
 from ..engine import commands
 from ..engine.runner import Runner
 from ..engine.recording import Recorder, steps_for_frames
-from ..engine.session import (Session, TooManySteps, check_keyframe, check_step_count, check_timestep,
+from ..engine.session import (EngineSession, TooManySteps, check_keyframe, check_step_count, check_timestep,
                               clamped_control, steps_for)
 from ..scan import compile_spec, scene_scan
 from ..scene import preferences
@@ -120,7 +120,7 @@ class LiveSimulation:
         return self.binding.model if self.binding is not None else None
 
     @property
-    def session(self) -> Session | None:
+    def session(self) -> EngineSession | None:
         """The engine session (its MjData is the runner's: read it only inline)."""
         return self.runner.session if self.runner is not None else None
 
@@ -205,7 +205,7 @@ class LiveSimulation:
             self.served_prefixes = ((model, self.entity_prefixes(roots)), *self.served_prefixes[:1])
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
-            session = Session(model, ids, keyframe=keyframe, data=data)
+            session = EngineSession(model, ids, keyframe=keyframe, data=data)
             baked = timeline.recorded_state(self.scene, model, self.scene.frame_current)
             if baked is not None:  # a baked scene: on from the current frame's recorded state
                 session.load_state(baked)
@@ -398,7 +398,7 @@ class LiveSimulation:
             entry = scanner.elements.get(pointer)
             if entry is not None:
                 block, kind, _element = entry
-                return scanner.snapshots.get(pointer) != scene_scan._snapshot(block, kind, self.held)
+                return scanner.placements.get(pointer) != scene_scan._placement(block, kind, self.held)
         return False
 
     def take_user_moves(self, selected) -> int:

@@ -211,7 +211,7 @@ class Scanner:
         self._class_parents: dict[str, str] = {}  # class name -> its parent's (not for main)
         self.inline_plugins: list = []  # nameless plugin objects: inline instances
         self.inline_users: list = []  # (element, group) whose plugin is declared inline
-        self.snapshots: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
+        self.placements: dict[int, tuple] = {}  # as_pointer() -> own transform / mesh size
         self.owned: dict[int, set] = {}  # as_pointer() -> own attributes of a classed element
         self.blender_meshes: list[str] = []
         self.named: dict[tuple[str, str], object] = {}  # (kind, MJCF name) -> its datablock
@@ -455,23 +455,23 @@ class Scanner:
         self._copy(group, element, kind, obj, pointer)
         if kind in PLUGIN_KINDS and group.plugin_plugin_name:
             self.plugin_users.append(group)
-        snapshot = authored_placement(obj, self.held)
-        self._pose(obj, kind, group, element, snapshot, self._start_pose(element, kind),
-                   in_element and snapshot.parent_inverse == IDENTITY)
+        placement = authored_placement(obj, self.held)
+        self._pose(obj, kind, group, element, placement, self._start_pose(element, kind),
+                   in_element and placement.parent_inverse == IDENTITY)
         self.elements[pointer] = (obj, kind, element)
-        self.snapshots[pointer] = snapshot
-        scale = snapshot.scale
+        self.placements[pointer] = placement
+        scale = placement.scale
         if scale != (1.0, 1.0, 1.0) and any(abs(s - 1.0) > 1e-6 for s in scale):
             self.warnings.append(f"{obj.name}: object scale {tuple(round(s, 4) for s in scale)} "
                                  "is not applied to the MuJoCo model (apply it to the size)")
         return element
 
-    def _pose(self, obj, kind, group, element, snapshot, start=None, plain=None):
-        """`snapshot`: the object's `_snapshot` (its authored transform); `start`: the
+    def _pose(self, obj, kind, group, element, placement, start=None, plain=None):
+        """`placement`: the object's `_placement` (its authored transform); `start`: the
         pose `element` holds (`_start_pose`), None when not known; `plain`: parented
         straight to its element, no parent inverse (`_plain_parenting`) if known."""
         seen = group.get(SEEN_POSE)
-        location, rotation, mode, _scale, inverse = snapshot
+        location, rotation, mode, _scale, inverse = placement
         total = sum(location) + sum(rotation)  # not finite or huge: some value is (or they add up)
         if total - total != 0.0 or not -values.FLT_MAX < total < values.FLT_MAX or \
                 _no_direction(rotation, mode):
@@ -559,8 +559,8 @@ class Scanner:
             if entry is None:
                 continue  # not part of this model
             block, kind, element = entry
-            snapshot = _snapshot(block, kind, self.held)
-            if pointer not in touched and self.snapshots.get(pointer) == snapshot:
+            placement = _placement(block, kind, self.held)
+            if pointer not in touched and self.placements.get(pointer) == placement:
                 continue  # reported only because something above it moved
             if kind == "tendon":
                 return None  # its path may have changed: wraps are rebuilt by a full scan
@@ -574,10 +574,10 @@ class Scanner:
             if self.missing:
                 raise ScanError("references to deleted objects: " + "; ".join(self.missing))
             if kind in SPATIAL:
-                self._pose(block, kind, group, element, snapshot)
+                self._pose(block, kind, group, element, placement)
             elif kind == "mesh":
                 self._mesh_geometry(block, element)
-            self.snapshots[pointer] = snapshot
+            self.placements[pointer] = placement
             updated += 1
         return updated
 
@@ -766,7 +766,7 @@ PLUGIN_KINDS = frozenset(k for k, kind in spec_io.KINDS.items()
                          if any(a.name == "plugin.active" for a in kind.attrs))
 
 
-def _snapshot(block, kind, held):
+def _placement(block, kind, held):
     """What a depsgraph update may have changed: an object's own transform (as
     a `Placement`, the held authored one while a simulation moves it), a mesh's
     geometry (its signature is computed only when it is reported)."""

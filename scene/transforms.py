@@ -4,7 +4,7 @@ Two views of it:
 - `Transform`: every part (all three rotations, whatever the mode): what a
   simulation holds as an object's authored pose and puts back on stop;
 - `Placement`: what places the object (the rotation of its mode only): the
-  scan's snapshot, compared on every rescan to tell an edit from nothing.
+  what the scan keeps, compared on every rescan to tell an edit from nothing.
 """
 
 from __future__ import annotations

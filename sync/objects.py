@@ -20,11 +20,11 @@ def write_body_poses(plain_objects, fixed, pos, quat, plain_rows) -> None:
         obj.matrix_basis = fix @ Matrix.LocRotScale(Vector(pos[row]), Quaternion(quat[row]), None) @ scale
 
 
-def put_transform(obj, snapshot: Transform) -> None:
+def put_transform(obj, transform: Transform) -> None:
     """An object's whole own transform back, exactly (a held authored pose)."""
-    obj.rotation_mode = snapshot.rotation_mode
-    obj.location = snapshot.location
-    obj.rotation_quaternion = snapshot.rotation_quaternion
-    obj.rotation_euler = snapshot.rotation_euler
-    obj.rotation_axis_angle = snapshot.rotation_axis_angle
-    obj.scale = snapshot.scale
+    obj.rotation_mode = transform.rotation_mode
+    obj.location = transform.location
+    obj.rotation_quaternion = transform.rotation_quaternion
+    obj.rotation_euler = transform.rotation_euler
+    obj.rotation_axis_angle = transform.rotation_axis_angle
+    obj.scale = transform.scale

@@ -32,7 +32,7 @@ import bpy
 import mujoco
 from mjblend.engine import commands
 from mjblend.engine.runner import Runner
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 
 calls, case = int(sys.argv[2]), sys.argv[3]
 bpy.ops.wm.read_homefile(use_empty=True)
@@ -54,7 +54,7 @@ if case == "runner":
     bodies = "".join(f'<body pos="{i} 0 1"><freejoint/><geom size=".1"/></body>' for i in range(10))
     model = mujoco.MjModel.from_xml_string(
         f'<mujoco><worldbody><geom type="plane" size="9 9 .1"/>{bodies}</worldbody></mujoco>')
-    runner = Runner(Session(model), threaded=True)
+    runner = Runner(EngineSession(model), threaded=True)
     runner.listen(busy)  # (Python work on the physics thread, as a recorder's or a stream's)
     runner.start()
     runner.send(commands.FastForward(True))

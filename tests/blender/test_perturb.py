@@ -12,7 +12,7 @@ from mathutils import Vector
 
 from mjblend.live import scene_session
 from mjblend.engine import perturb
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 from mjblend.importer import build
 
 BOX = """<mujoco><asset><mesh name="wedge" vertex="0 0 0  .4 0 0  0 .4 0  0 0 .4"/></asset>
@@ -28,7 +28,7 @@ BOX = """<mujoco><asset><mesh name="wedge" vertex="0 0 0  .4 0 0  0 .4 0  0 0 .4
 
 def test_the_force_is_mujocos_own_and_release_clears_it():
     model = mujoco.MjModel.from_xml_string(BOX)
-    session = Session(model)
+    session = EngineSession(model)
     box = model.body("box").id
     point = session.data.xpos[box] + [0.1, 0, 0.05]  # a point on the box's side
     grab = perturb.Grab(model, session.data, box, point)
@@ -72,7 +72,7 @@ def test_stiffness_scales_mujocos_spring():
 
 def test_turning_applies_a_torque_and_a_paused_drag_moves_the_body():
     model = mujoco.MjModel.from_xml_string(BOX)
-    session = Session(model)
+    session = EngineSession(model)
     data = session.data
     box = model.body("box").id
     grab = perturb.Grab(model, data, box, data.xpos[box], rotate=True)

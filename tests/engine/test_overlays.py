@@ -13,7 +13,7 @@ from helpers import CORPUS, needs_corpus
 
 from mjblend.engine import commands as cmd, overlays, snapshot
 from mjblend.engine.runner import Runner
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 
 ALL = overlays.Options(contact_points=True, contact_forces=True, contact_frames=True, joints=True,
                        body_frames=True, com=True, tendons=True, actuators=True, equality=True)
@@ -65,7 +65,7 @@ SMALL = """
 
 def _run(model, steps, ctrl=None):
     """(snapshot after `steps` steps of the engine's runner, MuJoCo's own MjData stepped alongside)."""
-    runner = Runner(Session(model), threaded=False)
+    runner = Runner(EngineSession(model), threaded=False)
     reference = copy.copy(runner.session.data)
     if ctrl is not None:
         for i, value in enumerate(ctrl):

@@ -17,7 +17,7 @@ from helpers import CORPUS, needs_corpus
 from mjblend.engine import commands as cmd, plots
 from mjblend.engine.history import STATE, History, state_offset
 from mjblend.engine.runner import Runner
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 
 DRONE = os.path.join(CORPUS, "menagerie", "skydio_x2", "scene.xml")  # gyro, accelerometer, framequat
 SPECS = (plots.Spec("sensor", "body_gyro"), plots.Spec("sensor", "body_quat", 2),
@@ -110,7 +110,7 @@ class Recorded:
 
 def drone_runner():
     model = mujoco.MjModel.from_xml_path(DRONE)
-    return Runner(Session(model, keyframe=0), clock=Clock(), history_seconds=HISTORY_SECONDS)
+    return Runner(EngineSession(model, keyframe=0), clock=Clock(), history_seconds=HISTORY_SECONDS)
 
 
 def check_plots(runner, recorded, seconds=WINDOW):
@@ -211,7 +211,7 @@ def test_channels_resolve_by_name_with_clear_errors():
     with pytest.raises(ValueError, match="has a name: 'hinge'"):
         plots.resolve(model, plots.Spec("qpos", "#0"))
     # an unknown name in a request: a plot with the error, the others plotted
-    runner = Runner(Session(model))
+    runner = Runner(EngineSession(model))
     runner.send(cmd.Plot(plots.Request((plots.Spec("sensor", "gone"), plots.Spec("sensor", "angle")))))
     runner.send(cmd.Step(10))
     gone, there = runner.latest.plots.series
@@ -267,7 +267,7 @@ def test_nice_ticks_hold_every_value():
 
 
 def test_a_figure_maps_the_buffer_into_its_rectangle():
-    runner = Runner(Session(mujoco.MjModel.from_xml_string(PENDULUM)))
+    runner = Runner(EngineSession(mujoco.MjModel.from_xml_string(PENDULUM)))
     runner.send(cmd.SetControl(0, 2.0))
     runner.send(cmd.Plot(plots.Request((plots.Spec("qpos", "hinge"), plots.Spec("qvel", "hinge")), 0.5)))
     for _ in range(40):
@@ -308,7 +308,7 @@ def test_building_plots_costs_little():
 
 
 def test_snapshots_carry_the_seconds_spent_stepping():
-    runner = Runner(Session(mujoco.MjModel.from_xml_string(PENDULUM)))
+    runner = Runner(EngineSession(mujoco.MjModel.from_xml_string(PENDULUM)))
     assert runner.latest.step_seconds == 0.0
     start = time.perf_counter()
     runner.send(cmd.Step(2000))

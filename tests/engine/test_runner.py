@@ -12,7 +12,7 @@ from helpers import CORPUS, corpus_params
 from mjblend.engine import commands as cmd
 from mjblend.engine.history import History
 from mjblend.engine.runner import Runner
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 
 MODEL = """
 <mujoco>
@@ -38,7 +38,7 @@ def model():
 
 
 def runner(threaded=False, **kwargs):
-    return Runner(Session(model()), threaded=threaded, **kwargs)
+    return Runner(EngineSession(model()), threaded=threaded, **kwargs)
 
 
 # the same command sequence for the inline and the threaded runner
@@ -192,7 +192,7 @@ def _slow(function, seconds):
 
 def test_divergence_pauses_with_its_message():
     xml = MODEL.replace('damping=".1"', 'damping="-1e9"')
-    run = Runner(Session(mujoco.MjModel.from_xml_string(xml)), threaded=True)
+    run = Runner(EngineSession(mujoco.MjModel.from_xml_string(xml)), threaded=True)
     run.start()
     try:
         run.send(cmd.Play())
@@ -301,7 +301,7 @@ def test_threaded_and_inline_runners_agree_on_every_corpus_model(path):
     if model.nu:
         sequence.append(cmd.SetControl(0, 0.5))
     sequence.append(cmd.Step(steps - steps // 2))
-    inline, threaded = Runner(Session(model)), Runner(Session(model), threaded=True)
+    inline, threaded = Runner(EngineSession(model)), Runner(EngineSession(model), threaded=True)
     threaded.start()
     try:
         for command in sequence:

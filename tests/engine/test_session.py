@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mjblend.engine import frames
-from mjblend.engine.session import Session
+from mjblend.engine.session import EngineSession
 
 PENDULUM = """
 <mujoco>
@@ -41,7 +41,7 @@ def _ids(spec):
 
 def test_simulate_steps_exactly_like_mujoco():
     _spec, model, ids = make()
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     assert session.simulate(0.5) == 50
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, nstep=50)
@@ -51,7 +51,7 @@ def test_simulate_steps_exactly_like_mujoco():
 
 def test_advance_follows_wall_time_and_speed():
     _spec, model, ids = make()
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     assert session.advance(10.0) == 0  # not playing
     session.play(10.0)
     session.advance(10.5)
@@ -68,7 +68,7 @@ def test_advance_follows_wall_time_and_speed():
 
 def test_falling_behind_slows_down_instead_of_blocking():
     _spec, model, ids = make()
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     session.play(0.0)
     session.advance(1000.0, budget=0.0)  # 1000 s owed, no time to step: one step, then give up
     assert session.behind
@@ -80,7 +80,7 @@ def test_falling_behind_slows_down_instead_of_blocking():
 
 def test_reset_to_qpos0_and_to_a_keyframe():
     _spec, model, ids = make()
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     session.simulate(0.3)
     session.reset(0)
     assert session.data.qpos[2] == 2 and session.data.qpos[7] == 0.5 and session.data.time == 0
@@ -99,7 +99,7 @@ def test_replace_carries_state_over_by_element():
                            'type="slide"/><geom size=".1"/></body>')
     spec, model, ids = make(xml.replace('<keyframe><key name="tilted" qpos="0 0 2 1 0 0 0 0.5"/>'
                                         '</keyframe>', ''))
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     session.data.ctrl[:] = [0.7, 0.3]
     session.data.mocap_pos[0] = [0, 3, 0]
     session.simulate(0.2)
@@ -130,7 +130,7 @@ def test_divergence_pauses_with_a_message():
     _spec, model, ids = make("""<mujoco><option timestep="0.01"/><worldbody><body>
         <joint name="j" type="slide" stiffness="1e12"/><geom size=".1" mass="1e-6"/>
         </body></worldbody></mujoco>""")
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     session.data.qpos[0] = 1
     session.play(0.0)
     session.advance(5.0, budget=10)
@@ -144,7 +144,7 @@ def test_warnings_are_named():
         <body pos="0 0 .05"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
         <body pos="0 .05 .05"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
         </worldbody></mujoco>""")
-    session = Session(model, ids)
+    session = EngineSession(model, ids)
     session.simulate(0.01)
     assert any("mjWARN_CONTACTFULL" in text or "mjWARN_CNSTRFULL" in text for text in session.warnings())
 
@@ -188,7 +188,7 @@ CONTROLLED = """
 
 
 def test_controls_are_set_clamped_and_zeroed():
-    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    session = EngineSession(mujoco.MjModel.from_xml_string(CONTROLLED))
     assert session.set_control(0, 5.0) == 2.0 and session.data.ctrl[0] == 2.0
     assert session.set_control(0, -5.0) == -1.0
     assert session.set_control(1, 50.0) == 50.0  # not ctrllimited
@@ -197,7 +197,7 @@ def test_controls_are_set_clamped_and_zeroed():
 
 
 def test_a_new_speed_paces_from_now():
-    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    session = EngineSession(mujoco.MjModel.from_xml_string(CONTROLLED))
     session.play(now=0.0)
     session.advance(now=0.5)
     before = session.data.time
@@ -210,7 +210,7 @@ def test_a_new_speed_paces_from_now():
 def test_grabbing_a_body_lets_go_of_the_last_and_the_message_is_taken_once():
     from mjblend.engine import perturb
 
-    session = Session(mujoco.MjModel.from_xml_string(CONTROLLED))
+    session = EngineSession(mujoco.MjModel.from_xml_string(CONTROLLED))
     mujoco.mj_forward(session.model, session.data)
     first = perturb.Grab(session.model, session.data, 1, np.array([0.5, 0.0, 0.0]))
     session.grab_body(first)

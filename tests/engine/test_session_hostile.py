@@ -12,7 +12,7 @@ import pytest
 
 from mjblend.engine import commands as cmd
 from mjblend.engine.runner import Runner
-from mjblend.engine.session import Session, TooManySteps, check_timestep, steps_for
+from mjblend.engine.session import EngineSession, TooManySteps, check_timestep, steps_for
 
 BALL = """<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="5 5 .1"/>
   <body pos="0 0 1"><freejoint/><geom size=".1"/></body></worldbody></mujoco>"""
@@ -59,7 +59,7 @@ def test_a_timestep_mujoco_compiles_but_cannot_step_with_is_refused(timestep, wo
     assert words in str(error.value) and "Error" not in str(error.value)
     with pytest.raises(ValueError):
         steps_for(model, 1.0)
-    session = Session(model)
+    session = EngineSession(model)
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
         session.step(10)
     assert session.data.time == 0 and session.steps_taken == 0  # nothing ran
@@ -69,7 +69,7 @@ def test_a_timestep_mujoco_compiles_but_cannot_step_with_is_refused(timestep, wo
     (math.nan, "not a number (NaN)"), (math.inf, "is infinite"), (-1.0, "is negative (-1 s)"),
 ])
 def test_a_duration_that_cannot_be_simulated_is_refused(duration, words):
-    session = Session(ball())
+    session = EngineSession(ball())
     with pytest.raises(ValueError) as error:
         session.simulate(duration)
     assert words in str(error.value)
@@ -84,7 +84,7 @@ def test_more_steps_than_the_limit_are_refused_naming_the_numbers():
     with pytest.raises(TooManySteps, match="takes 500 steps, more than the step limit of 499"):
         steps_for(ball(), 1.0, limit=499)
     assert steps_for(ball(), 1.0, limit=500) == 500
-    session = Session(ball(1e-300))
+    session = EngineSession(ball(1e-300))
     started = time.perf_counter()
     with pytest.raises(TooManySteps):
         session.simulate(1.0, limit=10_000_000)
@@ -93,7 +93,7 @@ def test_more_steps_than_the_limit_are_refused_naming_the_numbers():
 
 def test_playing_with_a_timestep_that_cannot_be_stepped_pauses_with_a_message():
     model = ball()
-    session = Session(model)
+    session = EngineSession(model)
     session.play(0.0)
     model.opt.timestep = 0.0  # (e.g. an option override while it plays)
     assert session.advance(1.0) == 0  # (it would divide by the timestep)
@@ -101,7 +101,7 @@ def test_playing_with_a_timestep_that_cannot_be_stepped_pauses_with_a_message():
 
 
 def test_the_runner_names_a_refused_step_in_a_users_words():
-    run = Runner(Session(ball(math.nan)), threaded=True)
+    run = Runner(EngineSession(ball(math.nan)), threaded=True)
     run.start()
     try:
         seq = run.send(cmd.Step(10))
@@ -121,7 +121,7 @@ def test_divergence_is_reported_at_the_time_it_happened():
     model = mujoco.MjModel.from_xml_string(UNSTABLE)
     steps, diverged_at = first_divergence(model)
     assert diverged_at == pytest.approx(88.80)
-    session = Session(model, keyframe=0)
+    session = EngineSession(model, keyframe=0)
     assert session.simulate(100.0) == steps  # it stops at the step that diverged
     assert f"diverged at t = {diverged_at:.4f} s (mjWARN_BADQPOS)" in session.message
     assert "MuJoCo reset the state" in session.message
@@ -132,7 +132,7 @@ def test_divergence_is_reported_at_the_time_it_happened():
 def test_divergence_while_playing_is_reported_at_the_time_it_happened():
     model = mujoco.MjModel.from_xml_string(UNSTABLE)
     steps, diverged_at = first_divergence(model)
-    session = Session(model, keyframe=0)
+    session = EngineSession(model, keyframe=0)
     session.set_fast_forward(True)
     session.play(0.0)
     session.advance(0.0)  # (anchors the clock)
@@ -149,7 +149,7 @@ def test_divergence_under_a_mouse_spring_is_reported_at_the_time_it_happened():
 
     model = mujoco.MjModel.from_xml_string(UNSTABLE)
     _steps, diverged_at = first_divergence(model)
-    session = Session(model, keyframe=0)
+    session = EngineSession(model, keyframe=0)
     session.grab_body(Grab(model, session.data, 1, (0.3, 0.0, 0.0), stiffness_scale=0.0))
     session.simulate(100.0)  # (a spring of no stiffness: the same motion, one step at a time)
     assert f"diverged at t = {diverged_at:.4f} s" in session.message
@@ -157,13 +157,13 @@ def test_divergence_under_a_mouse_spring_is_reported_at_the_time_it_happened():
 
 def test_a_later_run_that_did_not_diverge_has_no_divergence_message():
     model = mujoco.MjModel.from_xml_string(UNSTABLE)
-    session = Session(model, keyframe=0)
+    session = EngineSession(model, keyframe=0)
     session.simulate(100.0)
     assert "diverged" in session.message
     session.step(100)  # at rest after MuJoCo's reset: stable
     assert session.message == ""
 
-    run = Runner(Session(model, keyframe=0))
+    run = Runner(EngineSession(model, keyframe=0))
     run.send(cmd.Step(10_000))
     first = run.latest
     assert "diverged at t = 88.8000 s" in first.message and first.message_id == 1
@@ -180,7 +180,7 @@ def test_a_later_run_that_did_not_diverge_has_no_divergence_message():
 
 def test_a_long_step_is_cancelled_at_a_step_boundary_in_a_consistent_state():
     model = ball()
-    run = Runner(Session(model), threaded=True)
+    run = Runner(EngineSession(model), threaded=True)
     run.start()
     try:
         count = 10_000_000  # (~minutes of stepping)
@@ -209,7 +209,7 @@ def test_a_long_step_is_cancelled_at_a_step_boundary_in_a_consistent_state():
 
 
 def test_a_step_cancelled_before_it_starts_runs_nothing():
-    run = Runner(Session(ball()))
+    run = Runner(EngineSession(ball()))
     run.cancel(1)  # (inline: the next command sent is number 1)
     run.send(cmd.Step(100))
     assert run.latest.steps == 0 and run.latest.progress == (0, 100)
@@ -218,7 +218,7 @@ def test_a_step_cancelled_before_it_starts_runs_nothing():
 
 
 def test_cancel_stops_only_the_step_it_names():
-    run = Runner(Session(ball()), threaded=True)
+    run = Runner(EngineSession(ball()), threaded=True)
     run.start()
     try:
         run.send(cmd.Call(lambda _session: time.sleep(0.3), what="a busy moment"))  # (both Steps queue)
