@@ -11,10 +11,11 @@ of each new element, the overlays of each joint, tendon and actuator.
 from __future__ import annotations
 
 from ..components import values
+from ..components.kinds import GROUP_KINDS
 
 NGROUP = 6  # MuJoCo's mjNGROUP
 DEFAULT_SHOWN = (True, True, True, False, False, False)  # MuJoCo's mjv_defaultOption
-KINDS = ("geom", "site", "joint", "tendon", "actuator")
+KINDS = GROUP_KINDS  # the kinds with switches: geom, site, joint, tendon, actuator
 
 
 def clamp(group: int) -> int:
