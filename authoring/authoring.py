@@ -15,8 +15,9 @@ import numpy as np
 from mathutils import Matrix
 
 from ..components import changes, spec_io, values
+from ..components.kinds import ELEMENT_KINDS
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
-from ..importer.build import COLLECTED, LIGHT_TYPES
+from ..importer.build import LIGHT_TYPES
 from . import display
 from ..scan import scene_scan
 from ..scene.errors import MJBlendError
@@ -211,7 +212,7 @@ def select_only(context, obj):
 
 def _collection(root, kind):
     """The model's child collection for a kind ("<model> Actuators"), made if missing."""
-    title = COLLECTED[kind][1]
+    title = ELEMENT_KINDS[kind].collection
     model_collection = root.users_collection[0]
     name = f"{model_collection.name} {title}"
     for child in model_collection.children:

@@ -15,10 +15,10 @@ import bpy
 from bpy.props import BoolProperty, BoolVectorProperty, EnumProperty, PointerProperty
 
 from . import scene_settings
+from .kinds import GROUP_KINDS  # the elements MuJoCo groups, in the switches' order
 
 NGROUP = 6  # MuJoCo's mjNGROUP
 DEFAULT_SHOWN = (True, True, True, False, False, False)  # MuJoCo's mjv_defaultOption
-GROUP_KINDS = ("geom", "site", "joint", "tendon", "actuator")  # the elements MuJoCo groups
 
 # (property, label, description): every overlay switch, in the popover's order
 OVERLAYS = (

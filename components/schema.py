@@ -29,6 +29,8 @@ from functools import cached_property
 from typing import Any
 
 from . import schema_table
+# where each kind lives in Blender: the element-kind registry's, named here too
+from .kinds import DATA_KINDS, OBJECT_KINDS, PART_KINDS, SPATIAL_KINDS  # noqa: F401
 
 MUJOCO_VERSION = schema_table.MUJOCO_VERSION
 ENUMS = schema_table.ENUMS
@@ -117,20 +119,14 @@ def _kind(name: str, entry: dict) -> Kind:
 KINDS: dict[str, Kind] = {name: _kind(name, entry) for name, entry in schema_table.KINDS.items()}
 GROUP_PREFIX = "MJBLEND_PG_"  # a kind's property group class is GROUP_PREFIX + kind name
 
-# Where each kind lives in Blender.
+# The scene-wide settings, held by the model root.
 MODEL_SETTINGS = ("compiler", "lengthrange", "option", "size", "statistic",
                   "visual_global", "visual_quality", "visual_headlight", "visual_map",
                   "visual_scale", "visual_rgba")
-DATA_KINDS = {"mesh": "Mesh", "hfield": "Mesh", "material": "Material", "texture": "Image"}
-SPATIAL_KINDS = ("body", "frame", "joint", "geom", "site", "camera", "light")  # in the body tree
-OBJECT_KINDS = ("model", *SPATIAL_KINDS,
-                "flex", "skin", "tendon", "actuator", "sensor", "equality", "pair",
-                "exclude", "key", "numeric", "text", "tuple", "plugin")
-PART_KINDS = ("wrap",)  # held inside another kind's properties (a tendon's path)
 DEFAULT_KINDS = tuple(schema_table.DEFAULT_KINDS)  # what a <default> class can set
 
-# Blender ID type of each referenced kind; everything else is an Object.
-REF_ID_TYPES = {"material": "Material", "mesh": "Mesh", "hfield": "Mesh", "texture": "Image"}
+# Blender ID type of each referenced kind (an asset's); everything else is an Object.
+REF_ID_TYPES = DATA_KINDS
 
 
 # Kinds whose names differ from the enum identifier that selects them.

@@ -450,8 +450,6 @@ def _new_material(name: str) -> bpy.types.Material:
 class Looks:
     """Creates and shares the Blender materials and images of one imported model."""
 
-    ELEMENTS = ("geom", "site", "tendon", "flex", "skin")
-
     def __init__(self, model: mujoco.MjModel, names: dict | None = None):
         self.model = model
         self.names = dict(names or {})
@@ -532,7 +530,8 @@ class Looks:
         return self.element_material("skin", skin_id)
 
     def element_rgba(self, kind: str, index: int) -> np.ndarray:
-        """The rgba MuJoCo draws element `index` of `kind` (geom, site, ...) with."""
+        """The rgba MuJoCo draws element `index` of `kind` with (a kind in
+        components/kinds.py's MATERIAL_KINDS: geom, site, tendon, flex, skin)."""
         return rendered_rgba(self.model, self._matid(kind, index), self._rgba(kind, index))
 
     def element_material(self, kind: str, index: int) -> bpy.types.Material:

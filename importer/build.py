@@ -29,6 +29,7 @@ import numpy as np
 from mathutils import Matrix, Vector
 
 from ..components import changes, spec_io, values
+from ..components.kinds import ELEMENT_KINDS
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
                                       SOURCE, TEXCOORD)
@@ -38,20 +39,6 @@ from ..geometry import mujoco_meshes, materials
 from ..scene import groups, preferences
 from ..scene.errors import MJBlendError
 
-# Non-spatial kinds: spec list, child collection
-COLLECTED = {
-    "tendon": ("tendons", "Tendons"),
-    "actuator": ("actuators", "Actuators"),
-    "sensor": ("sensors", "Sensors"),
-    "equality": ("equalities", "Equalities"),
-    "pair": ("pairs", "Contacts"),
-    "exclude": ("excludes", "Contacts"),
-    "key": ("keys", "Keyframes"),
-    "numeric": ("numerics", "Custom"),
-    "text": ("texts", "Custom"),
-    "tuple": ("tuples", "Custom"),
-    "plugin": ("plugins", "Plugins"),
-}
 JOINT_DISPLAY = {"FREE": "ARROWS", "BALL": "SPHERE", "SLIDE": "SINGLE_ARROW", "HINGE": "SINGLE_ARROW"}
 LIGHT_TYPES = {"SPOT": "SPOT", "DIRECTIONAL": "SUN", "POINT": "POINT", "IMAGE": "AREA"}
 MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF),
@@ -70,8 +57,6 @@ DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "
 HFIELD_MAX_SIDE_KEPT = 4096
 HFIELD_MAX_KEPT = HFIELD_MAX_SIDE_KEPT ** 2
 
-PLURALS = {"body": "bodies", "equality": "equalities", "mesh": "meshes", "flex": "flexes"}
-
 
 class ImportFailed(MJBlendError):
     """A file that cannot be imported; the message is for the user."""
@@ -89,7 +74,7 @@ class ImportResult:
     bounds: tuple = ()
 
     def summary(self) -> str:
-        parts = [f"{n} {kind if n == 1 else PLURALS.get(kind, kind + 's')}"
+        parts = [f"{n} {kind if n == 1 else ELEMENT_KINDS[kind].plural}"
                  for kind, n in self.counts.items() if n]
         return f"Imported {self.root.name}: " + (", ".join(parts) or "empty model")
 
@@ -297,8 +282,7 @@ class Builder:
         self._register(element, block, kind)
 
     def _resolved_path(self, kind, index):
-        field = {"mesh": "mesh_pathadr", "hfield": "hfield_pathadr", "texture": "tex_pathadr",
-                 "skin": "skin_pathadr"}.get(kind)
+        field = ELEMENT_KINDS[kind].file_path
         adr = int(getattr(self.model, field)[index]) if field else -1
         if adr < 0:
             return ""
@@ -504,9 +488,13 @@ class Builder:
                 self._register(element, obj, kind)
 
     def _collected(self):
-        for kind, (listname, title) in COLLECTED.items():
-            for element in getattr(self.spec, listname):
-                collection = self._child_collection(title)
+        """The kinds a child collection of the model holds (actuators, sensors, ...)."""
+        for entry in ELEMENT_KINDS.values():
+            if not entry.collection:
+                continue
+            kind = entry.name
+            for element in getattr(self.spec, entry.plural):
+                collection = self._child_collection(entry.collection)
                 data = self._tendon_curve(element) if kind == "tendon" else None
                 obj = self._new_object(element.name, data, kind, "", collection)
                 obj.parent = self.root

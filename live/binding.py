@@ -21,16 +21,16 @@ import mujoco
 import numpy as np
 from mathutils import Matrix, Vector
 
+from ..components.kinds import BOUND_KINDS
 from ..engine import frames
 from ..scan import scene_scan
 from ..sync import timeline
-
-BOUND_KINDS = ("body", "joint", "actuator", "sensor", "flex", "skin", "key")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Binding:
     model: mujoco.MjModel
+    ids: dict  # as_pointer() -> (kind, MuJoCo id), for every bound element (the engine's keys)
     objects: dict  # as_pointer() -> object, for every bound element
     by_id: dict  # (kind, MuJoCo id) -> object
     body_ids: dict  # as_pointer() -> body id
@@ -168,7 +168,7 @@ def bind(model, data, scanners, roots, attached: bool, scene_objects) -> Binding
             fixes.append(None if plain else fix)
     plain_rows = np.array([i for i, f in enumerate(fixes) if f is None], dtype=int)
     binding = Binding(
-        model=model, objects=objects, by_id={(kind, i): objects[p] for p, (kind, i) in ids.items()},
+        model=model, ids=ids, objects=objects, by_id={(kind, i): objects[p] for p, (kind, i) in ids.items()},
         body_ids={p: i for p, (kind, i) in ids.items() if kind == "body"},
         actuator_ids={p: i for p, (kind, i) in ids.items() if kind == "actuator"},
         roots=list(roots), world=world, world_quat=np.array(rot) if moved else None,

@@ -259,14 +259,11 @@ class LiveSimulation:
     def _bind(self, model, scanners, roots, data) -> dict:
         """A new Binding of `model` (`data`: the compile's MjData of it, at qpos0, not
         shared yet); the ids by object the engine session keeps."""
-        ids = {pointer: (kind, element.id) for scanner in scanners
-               for pointer, (_block, kind, element) in scanner.elements.items()
-               if kind in binding_.BOUND_KINDS and element.id >= 0}
         attached = len(roots) > 1 or self.for_bridge  # (build_spec attached them where they stand)
         self.binding = binding_.bind(model, data, scanners, roots, attached, self.scene.objects)
         self._sent_mocap = None
         self._hold()
-        return ids
+        return self.binding.ids
 
     def regroup(self) -> None:
         """The objects that move with each driven body, as they are shown now (after a

@@ -9,7 +9,8 @@ import mujoco
 
 from ..components import spec_io
 from ..engine import arena
-from ..components.schema import DATA_KINDS, MODEL_SETTINGS, OBJECT_KINDS
+from ..components.kinds import ELEMENT_KINDS
+from ..components.schema import MODEL_SETTINGS
 from . import scene_scan
 from ..scene.errors import MJBlendError
 from ..scene.names import first_free, numbered
@@ -89,7 +90,7 @@ def _prefix(name, used):
 
 
 # the element kinds, as MuJoCo's error messages name them
-KIND_WORDS = frozenset(kind for kind in (*OBJECT_KINDS, *DATA_KINDS) if kind != "model")
+KIND_WORDS = frozenset(ELEMENT_KINDS)
 
 
 def check(spec, scene_objects=(), scanners=(), warnings: list[str] | None = None) -> mujoco.MjModel:

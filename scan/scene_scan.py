@@ -19,7 +19,8 @@ import mujoco
 import numpy as np
 
 from ..components import changes, spec_io, values
-from ..components.schema import DATA_KINDS, DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
+from ..components.kinds import DATA_KINDS, FILE_KINDS, SECTION_KINDS, SPATIAL_KINDS
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..engine import frames
 from ..geometry import mujoco_meshes, materials
@@ -30,11 +31,7 @@ from ..scene.transforms import IDENTITY, authored, authored_placement
 # every kind's element is made by the spec's (or a body's) "add_" + kind
 SPATIAL = frozenset(SPATIAL_KINDS)  # in the body tree
 ASSETS = frozenset(DATA_KINDS)
-FILE_KINDS = frozenset({"mesh", "hfield", "texture", "skin"})  # may have a RESOLVED_PATH
 DEFAULT_KIND_SET = frozenset(DEFAULT_KINDS)  # what a <default> class sets (looked up per element)
-# MJCF order of the non-spatial sections (compiled ids follow the order within a kind)
-SECTION_ORDER = ("plugin", "flex", "skin", "tendon", "equality", "pair", "exclude", "actuator", "sensor",
-                 "key", "numeric", "text", "tuple")
 
 
 class ScanError(MJBlendError):
@@ -219,7 +216,7 @@ class Scanner:
         self._settings()
         self._defaults()
         self._assets()
-        self.sections = {kind: [] for kind in SECTION_ORDER}
+        self.sections = {kind: [] for kind in SECTION_KINDS}
         self.worldbody = spec.worldbody
         self._body(root.as_pointer(), spec.worldbody)
         self._activate_plugins()
@@ -608,7 +605,7 @@ class Scanner:
             self.spec.activate_plugin(name)
 
     def _sections(self):
-        for kind in SECTION_ORDER:
+        for kind in SECTION_KINDS:
             for obj in self.sections[kind]:
                 holder = obj.mujoco
                 if kind == "plugin" and not (holder.name or holder.plugin.plugin_name):
