@@ -14,8 +14,8 @@ the main thread only, owned by the scene's `SceneSession` (live/scene_session.py
   the scene session's `held` table, which the scan reads (never a simulated
   pose as an authored one); stop puts it back exactly;
 - edits: a property edit or a moved element recompiles, carrying the state
-  over (EngineSession.replace, sent to the runner); a failed recompile keeps the last
-  good model running.
+  over (EngineSession.replace, sent to the runner); a failed recompile keeps
+  the last good model running.
 """
 
 from __future__ import annotations
@@ -105,7 +105,6 @@ class LiveSimulation:
         self._sent_mocap = None
         self._shown_frame = -1
         self._scanners: list = []
-        self._sent_mocap = None
         self._signature = None  # of several model roots' structure, at the last build
         self._next_structure_check = 0.0
         self._object_count = len(owner.scene.objects)

@@ -26,7 +26,7 @@ try:
         bpy.data.objects.remove(obj)
     report["import"] = sorted(bpy.ops.import_scene.mjcf(filepath=model_path))
     report["simulate"] = sorted(bpy.ops.mujoco.simulate(duration=0.5))
-    live = sys.modules[ADDON + ".live.scene_session"].get(bpy.context.scene)
+    live = sys.modules[ADDON + ".live.scene_session"].simulation(bpy.context.scene)
     report["time"] = live.session.data.time
     original = mujoco.MjModel.from_xml_path(model_path)
     data = mujoco.MjData(original)
