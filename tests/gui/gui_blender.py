@@ -9,6 +9,7 @@ cp314 wheels (mujoco, pyzmq, msgpack) beside the extension: nothing else gives
 that Python a mujoco. A missing piece is a test failure, never a skip.
 """
 
+import atexit
 import json
 import os
 import shutil
@@ -48,6 +49,7 @@ def user_folder() -> str:
     if not _user_folder:
         check_prerequisites()
         folder = tempfile.mkdtemp(prefix="mjblend-gui-user-")
+        atexit.register(shutil.rmtree, folder, True)  # (the extension's unpacked wheels: ~100 MB)
         proc = _run([BLENDER, "--background", "--factory-startup", "--command", "extension", "install-file",
                      "--repo", REPOSITORY, "--enable", ZIP],
                     {**os.environ, "BLENDER_USER_RESOURCES": folder}, 300)
