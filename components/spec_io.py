@@ -11,6 +11,7 @@ an untouched element round-trips bit for bit (ARCHITECTURE.md, Precision).
 
 from __future__ import annotations
 
+import functools
 import operator
 import struct
 from typing import Any, Callable
@@ -117,17 +118,14 @@ def _reader(attr: Attr) -> Callable[[Any], Any]:
     return generic
 
 
-_READERS: dict[str, tuple] = {}
-
-
 def readers(kind: str | Kind) -> tuple[tuple[Attr, Callable[[Any], Any]], ...]:
-    """((attr, read), ...) for every attribute of a kind (see `_reader`), made once
-    per kind from the schema: an import reads tens of thousands of attributes."""
-    k = _kind(kind)
-    found = _READERS.get(k.name)
-    if found is None:
-        found = _READERS[k.name] = tuple((attr, _reader(attr)) for attr in k.attrs)
-    return found
+    """((attr, read), ...) for every attribute of a kind (see `_reader`)."""
+    return _readers_of(_kind_name(kind))
+
+
+@functools.cache  # an import reads tens of thousands of attributes: made once per kind
+def _readers_of(kind_name: str) -> tuple[tuple[Attr, Callable[[Any], Any]], ...]:
+    return tuple((attr, _reader(attr)) for attr in KINDS[kind_name].attrs)
 
 
 def _items(vector) -> list:
@@ -242,6 +240,11 @@ def _kind(kind: str | Kind) -> Kind:
     return kind if isinstance(kind, Kind) else KINDS[kind]
 
 
+def _kind_name(kind: str | Kind) -> str:
+    """The key of the per-kind caches: a kind's name (hashing a Kind hashes all its attributes)."""
+    return kind if isinstance(kind, str) else kind.name
+
+
 def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
                      only: set[str] | None = None) -> dict:
     """Copy the attributes of `element` (all, or the names in `only`) into
@@ -307,15 +310,10 @@ def new_element(kind: str):
     return getattr(spec, "add_" + kind)()
 
 
+@functools.cache
 def new_element_values(kind: str) -> dict:
-    """`values_of` a new element of `kind`; made once per kind (do not change it)."""
-    found = _NEW_ELEMENT_VALUES.get(kind)
-    if found is None:
-        found = _NEW_ELEMENT_VALUES[kind] = values_of(new_element(kind), kind)
-    return found
-
-
-_NEW_ELEMENT_VALUES: dict[str, dict] = {}
+    """`values_of` a new element of `kind`; made once per kind (shared: do not change it)."""
+    return values_of(new_element(kind), kind)
 
 
 def values_of(element, kind: str | Kind) -> dict:
@@ -351,20 +349,49 @@ def props_to_element(group, element, kind: str | Kind, name_of=values.default_na
     """Copy the attributes held by `group` (all, or the names in `only`) onto `element`.
     `unless`: the values the element holds already (`bits_of(values_of(...))`, e.g. a
     new element's defaults); an attribute with that same value is not set.
-
-    The scan's inner loop (tens of thousands of attributes on a large model): numbers,
-    ints, bools and enums are read and set inline, through a plan made once per kind;
-    every other attribute goes through read_value / set_attr."""
-    k = _kind(kind)
+    The scan's inner loop: see `_copy_steps`."""
+    name = _kind_name(kind)
     if only is None:
-        _copy_steps(group, element, _plan(k), name_of, on_missing, unless)
+        _copy_steps(group, element, _plan(name), name_of, on_missing, unless)
     elif only:
-        _copy_steps(group, element, _subset(k, only), name_of, on_missing, unless)
+        _copy_steps(group, element, _subset(name, frozenset(only)), name_of, on_missing, unless)
+
+
+# how _copy_steps copies an attribute of each type: inline, or read_value / set_attr
+_FLOAT, _PLAIN, _ENUM, _REF, _OTHER = "float", "plain", "enum", "ref", "other"
+_HOW = {"float": _FLOAT, "float32": _FLOAT, "int": _PLAIN, "bool": _PLAIN, "enum": _ENUM, "ref": _REF}
+
+
+def _step(attr: Attr) -> tuple:
+    """(attr, how, owner path or "", leaf) of one attribute."""
+    head, _, leaf = attr.name.rpartition(".")
+    return attr, _HOW.get(attr.type, _OTHER), head, leaf
+
+
+@functools.cache
+def _plan(kind_name: str) -> tuple:
+    """The `_step` of every editable attribute of a kind."""
+    return tuple(_step(attr) for attr in KINDS[kind_name].editable)
+
+
+@functools.cache  # per set of names: the elements of a class mostly share one
+def _subset(kind_name: str, only: frozenset[str]) -> tuple:
+    """The `_step`s of the editable attributes of a kind named in `only`, in schema order."""
+    return tuple(step for step in _plan(kind_name) if step[0].name in only)
 
 
 def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missing=None,
                 unless=None) -> None:
-    """The loop of props_to_element over a plan's steps (`_step`)."""
+    """Copy a plan's steps (`_step`) from `group` onto `element`: the loop of
+    props_to_element and props_to_settings, and spec_io's one hand-inlined fast path.
+
+    The scan's time is mostly Python per attribute (tens of thousands on a large
+    model), so the common types (floats, ints, bools, enums, references) are read,
+    compared with `unless` (`bits`) and set right here, on one branch of the step's
+    `how`, instead of through read_value / bits / set_attr (a type dispatch and a
+    call each per attribute). Measured over the corpus: scan_model alone (no
+    compile) takes about 12% longer through those three functions. Every other
+    type goes through them; either way the element gets the same values."""
     exact = seen = _UNREAD  # the group's stores of exact floats, read when first needed
     owners = {}  # "ialt" -> element.ialt, resolved once
     for attr, how, head, leaf in steps:
@@ -410,26 +437,7 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
             set_attr(element, attr, to_mujoco(attr, value))
 
 
-# how props_to_element copies an attribute of each type: inline, or read_value / set_attr
-_FLOAT, _PLAIN, _ENUM, _REF, _OTHER = "float", "plain", "enum", "ref", "other"
-_HOW = {"float": _FLOAT, "float32": _FLOAT, "int": _PLAIN, "bool": _PLAIN, "enum": _ENUM, "ref": _REF}
-_CASTS: dict[tuple[type, str], type] = {}  # (Mjs class, enum attribute) -> what its setter takes
-_ENUM_NUMBERS: dict[str, dict[str, int]] = {}
-_PLANS: dict[str, tuple] = {}
-
-
-def _step(attr: Attr) -> tuple:
-    """(attr, how, owner path or "", leaf) of one attribute."""
-    head, _, leaf = attr.name.rpartition(".")
-    return attr, _HOW.get(attr.type, _OTHER), head, leaf
-
-
-def _plan(k: Kind) -> tuple:
-    """The `_step` of every editable attribute of a kind, made once."""
-    plan = _PLANS.get(k.name)
-    if plan is None:
-        plan = _PLANS[k.name] = tuple(_step(attr) for attr in k.editable)
-    return plan
+_UNREAD = object()
 
 
 def bits(value):
@@ -453,43 +461,19 @@ def bits_of(values_: dict) -> dict:
     return {name: bits(value) for name, value in values_.items()}
 
 
-_UNREAD = object()
 _DOUBLE = struct.Struct("d")
-_STRUCTS: dict[int, struct.Struct] = {}
 
 
+@functools.cache
 def _doubles(n: int) -> struct.Struct:
-    found = _STRUCTS.get(n)
-    if found is None:
-        found = _STRUCTS[n] = struct.Struct(f"{n}d")
-    return found
+    """The packer of `n` doubles."""
+    return struct.Struct(f"{n}d")
 
 
+@functools.cache
 def _enum_numbers(enum: str) -> dict[str, int]:
     """{identifier: value} of a MuJoCo enum (schema.enum_value, as one lookup)."""
-    numbers = _ENUM_NUMBERS.get(enum)
-    if numbers is None:
-        numbers = _ENUM_NUMBERS[enum] = {ident: value for ident, _, value, _ in enum_items(enum)}
-    return numbers
-
-
-def _subset(k: Kind, only) -> tuple:
-    """The `_step`s of the editable attributes of `k` named in `only`, in schema order;
-    made once per set of names (the elements of a class mostly share one)."""
-    key = (k.name, frozenset(only))
-    found = _SUBSETS.get(key)
-    if found is None:
-        order = _EDITABLE_ORDER.get(k.name)
-        if order is None:
-            order = _EDITABLE_ORDER[k.name] = {step[0].name: (i, step) for i, step in enumerate(_plan(k))}
-        found = _SUBSETS[key] = tuple(step for _, step in sorted(order[n] for n in only if n in order))
-    return found
-
-
-_SUBSETS: dict[tuple, tuple] = {}
-
-
-_EDITABLE_ORDER: dict[str, dict[str, tuple[int, tuple]]] = {}
+    return {ident: value for ident, _, value, _ in enum_items(enum)}
 
 
 def read_pose(group, kind: str | Kind) -> dict:
@@ -534,7 +518,7 @@ def write_stored_pose(group, element, kind: str | Kind, unless: dict | None = No
         return
     stored = stored.to_dict()  # one conversion instead of one lookup per attribute
     owners = {}
-    for attr, head, leaf, pack in _pose_plan(_kind(kind), stored):
+    for attr, head, leaf, pack in _pose_plan(_kind_name(kind), stored):
         raw = stored.get(attr.prop)
         if raw is None:
             continue
@@ -581,39 +565,47 @@ def _stored_bits(raw, attr: Attr):
     return _doubles(len(raw)).pack(*raw) if raw else ()
 
 
-_POSE_PLANS: dict[str, tuple] = {}
-
-
-def _pose_plan(k: Kind, stored: dict) -> tuple:
+def _pose_plan(kind_name: str, stored: dict) -> tuple:
     """(attr, owner path or "", leaf, the struct packer of a fixed-size vector or None)
     of each spatial attribute of a kind that `stored` (a stored pose) may set: all,
     less an alternative orientation's values (alt.euler, ...) where the stored type
-    is the quaternion (MuJoCo reads them only by type). Made once per kind."""
-    plans = _POSE_PLANS.get(k.name)
-    if plans is None:
-        kind_type = next((a for a in k.spatial if a.enum == "mjtOrientation"), None)
-        full, quat = [], []
-        for attr in k.spatial:
-            head, _, leaf = attr.name.rpartition(".")
-            pack = _doubles(attr.size).pack if attr.is_vector and attr.type in NUMERIC \
-                and attr.size else None
-            full.append((attr, head, leaf, pack))
-            if kind_type is None or head != kind_type.name.rpartition(".")[0] or attr is kind_type:
-                quat.append((attr, head, leaf, pack))
-        plans = _POSE_PLANS[k.name] = (kind_type.prop if kind_type else "", tuple(full), tuple(quat))
-    type_prop, full, quat = plans
+    is the quaternion (MuJoCo reads them only by type)."""
+    type_prop, full, quat = _pose_plans(kind_name)
     return quat if type_prop and stored.get(type_prop) == _QUAT else full
+
+
+@functools.cache
+def _pose_plans(kind_name: str) -> tuple[str, tuple, tuple]:
+    """(the property of the kind's orientation type or "", the `_pose_plan` of every
+    spatial attribute, the one without the alternative orientation's values)."""
+    k = KINDS[kind_name]
+    kind_type = next((a for a in k.spatial if a.enum == "mjtOrientation"), None)
+    full, quat = [], []
+    for attr in k.spatial:
+        head, _, leaf = attr.name.rpartition(".")
+        pack = _doubles(attr.size).pack if attr.is_vector and attr.type in NUMERIC \
+            and attr.size else None
+        full.append((attr, head, leaf, pack))
+        if kind_type is None or head != kind_type.name.rpartition(".")[0] or attr is kind_type:
+            quat.append((attr, head, leaf, pack))
+    return kind_type.prop if kind_type else "", tuple(full), tuple(quat)
 
 
 def _enum_cast(owner, leaf: str) -> type:
     """What the binding's setter of an enum attribute takes: a plain int or its enum
     type, found once per Mjs class and attribute."""
-    cast = _CASTS.get((type(owner), leaf))
+    cast = _ENUM_SETTER_TYPES.get((type(owner), leaf))
     if cast is None:
         current = getattr(owner, leaf)
-        cast = _CASTS[(type(owner), leaf)] = \
+        cast = _ENUM_SETTER_TYPES[(type(owner), leaf)] = \
             int if isinstance(current, int) and not hasattr(current, "name") else type(current)
     return cast
+
+
+# (Mjs class, enum attribute) -> `_enum_cast`. A dict, not functools.cache: the answer
+# is read off a live instance (the binding says no type on its class), and the cache
+# key is that instance's class.
+_ENUM_SETTER_TYPES: dict[tuple[type, str], type] = {}
 
 
 # ------------------------------------------------------- scene-wide settings
@@ -658,19 +650,16 @@ def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None,
                       only: set[str] | None = None) -> None:
     """Copy a settings kind's properties (all, or the names in `only`) onto the spec;
     `unless` as props_to_element's (e.g. `new_spec_settings(kind)`)."""
-    for path, steps in _settings_plan(_kind(kind), only):
+    plan = _settings_plan(_kind_name(kind), frozenset(only) if only is not None else None)
+    for path, steps in plan:
         _copy_steps(group, _settings_owner(spec, path), steps, unless=unless)
 
 
+@functools.cache
 def new_spec_settings(kind: str) -> dict:
-    """The settings of a new MjSpec, as `unless` takes them; made once per kind."""
-    found = _NEW_SPEC_SETTINGS.get(kind)
-    if found is None:
-        found = _NEW_SPEC_SETTINGS[kind] = bits_of(settings_values(mujoco.MjSpec(), kind))
-    return found
-
-
-_NEW_SPEC_SETTINGS: dict[str, dict] = {}
+    """The settings of a new MjSpec, as `unless` takes them; made once per kind
+    (shared: do not change it)."""
+    return bits_of(settings_values(mujoco.MjSpec(), kind))
 
 
 def settings_differing(settings: dict, kind: str) -> list[str]:
@@ -681,19 +670,14 @@ def settings_differing(settings: dict, kind: str) -> list[str]:
     return [name for name, value in settings.items() if bits(value) != fresh[name]]
 
 
-_SETTINGS_PLANS: dict[tuple, tuple] = {}
-
-
-def _settings_plan(k: Kind, only=None) -> tuple:
+@functools.cache  # per set of names: a scan asks for the set each model's settings record
+def _settings_plan(kind_name: str, only: frozenset[str] | None) -> tuple:
     """((path of the owning struct, its attributes' `_step`s), ...) of a settings kind:
-    of all its attributes, or (`only`) those named; made once per set of names."""
-    key = (k.name, frozenset(only) if only is not None else None)
-    plan = _SETTINGS_PLANS.get(key)
-    if plan is None:
-        paths: dict = {}
-        for attr in k.attrs:
-            if only is None or attr.name in only:
-                path = attr.path if attr.path is not None else k.path
-                paths.setdefault(path, []).append(_step(attr))
-        plan = _SETTINGS_PLANS[key] = tuple((path, tuple(steps)) for path, steps in paths.items())
-    return plan
+    of all its attributes, or (`only`) those named."""
+    k = KINDS[kind_name]
+    paths: dict = {}
+    for attr in k.attrs:
+        if only is None or attr.name in only:
+            path = attr.path if attr.path is not None else k.path
+            paths.setdefault(path, []).append(_step(attr))
+    return tuple((path, tuple(steps)) for path, steps in paths.items())
