@@ -1,15 +1,13 @@
-"""Each environment's randomized model values, kept as numpy rows, and swapped
-into a worker's model just before that environment runs.
+"""Each environment's randomized model values, as per-simulation model fields of
+the pool's `mujoco.batch.Batch`.
 
-One MjModel copy per environment would hold every mesh and height field once
-per environment (19 MB for Barkour on its height field: 19 GB for 1024
-environments). Instead a worker thread owns one model copy and, before it
-steps environment i, writes i's values into it (a few numpy stores). A reset
-draws new rows for all the named environments at once. Where an attribute
-feeds constants MuJoCo's compiler derives at qpos0 (masses, inertias,
-positions, armature, gear), those are computed once per reset with
-`mj_setConst` and kept as rows too, so the swapped-in model is exactly the
-model MuJoCo would compile with those values.
+An entry's values go into the batch's expanded field (`Batch.expand`: one row
+per environment, the other fields shared, so a mesh or a height field is held
+once, not once per environment). Where an attribute feeds constants MuJoCo's
+compiler derives at qpos0 (masses, inertias, positions, armature, gear, geom
+bounds), the batch's `set_const` recomputes them for the redrawn environments
+on its threads, so an environment's model is the model mj_setConst gives for
+those values. The draws themselves (the generator, their order) are Bound's.
 """
 
 from __future__ import annotations
@@ -19,12 +17,11 @@ import copy
 import mujoco
 import numpy as np
 
-from .randomization import Bound, Randomization, fit_bounds, model_field
+from .randomization import Bound, Randomization, fit_bounds
 
 # What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
 # inertia, body position, armature or gear moves, and, for a resized geom, its
-# bounding sphere and its body's bounding-volume hierarchy. Checked by a test
-# that a swapped-in model equals a copy given the same values and mj_setConst.
+# bounding sphere and its body's bounding-volume hierarchy (a test checks the list).
 DERIVED_FIELDS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "dof_M0", "dof_length",
                   "tendon_invweight0", "tendon_length0", "actuator_acc0", "actuator_length0",
                   "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
@@ -33,23 +30,6 @@ SIZE_DERIVED_FIELDS = ("geom_rbound", "bvh_aabb")
 # attributes whose change reaches the derived constants
 _STRUCTURAL = {("body", "mass"), ("body", "inertia"), ("body", "pos"), ("joint", "armature"),
                ("actuator", "gear"), ("geom", "size")}
-
-
-def _derived_parts(model, bound) -> list[tuple[str, np.ndarray]]:
-    """(field, flat indices) of the derived constants this randomization moves:
-    mj_setConst's fields, and for resized geoms only their rows (a mesh-heavy
-    model's bounding-volume hierarchy is large: Barkour's is 100k values)."""
-    parts = [(name, np.arange(getattr(model, name).size)) for name in DERIVED_FIELDS
-             if getattr(model, name).size]
-    if bound.sized_geoms:
-        parts.append(("geom_rbound", np.array(sorted(set(bound.sized_geoms)))))
-        nodes = [np.arange(model.body_bvhadr[b], model.body_bvhadr[b] + model.body_bvhnum[b])
-                 for b in sorted({int(model.geom_bodyid[g]) for g in bound.sized_geoms})
-                 if model.body_bvhadr[b] >= 0]
-        if nodes:
-            node = np.concatenate(nodes)
-            parts.append(("bvh_aabb", (node[:, None] * 6 + np.arange(6)).reshape(-1)))
-    return parts
 
 
 class Draws:
@@ -81,64 +61,49 @@ class Draws:
 
 
 class Parameters(Draws):
-    """Rows of randomized values for `nbatch` environments of one model, ready to be
-    swapped into a worker's model."""
+    """The draws of `nbatch` environments written into `batch`'s per-simulation fields."""
 
-    def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None):
+    def __init__(self, model: mujoco.MjModel, randomization: Randomization, nbatch: int, seed: int | None,
+                 batch):
         super().__init__(model, randomization, nbatch, seed)
-        self._writes = [(entry.mode, where, write) for entry, where, writes in
+        self.batch = batch
+        self._writes = [(entry.mode, where, write, batch.expand(write.field).reshape(nbatch, -1))
+                        for entry, where, writes in
                         zip(self.bound.entries, self.bound.slices, self.bound.writes, strict=True)
                         for write in writes]
-        self.values = [np.empty((nbatch, len(w.flat))) for _, _, w in self._writes]
         self.structural = any((e.element, e.attribute) in _STRUCTURAL for e in self.bound.entries)
-        self.derived = _derived_parts(model, self.bound) if self.structural else []
-        self.derived_values = [np.empty((nbatch, len(flat))) for _, flat in self.derived]
-        self.stat_values = np.empty((nbatch, 2))  # meaninertia, meanmass
-        self._scratch = self._scratch_data = None  # made on the first draw that needs them
+        sized = self.bound.sized_geoms
+        self._size, self._rbound, self._aabb = ((batch.expand("geom_size"), batch.expand("geom_rbound"),
+                                                 batch.expand("geom_aabb")) if sized else (None,) * 3)
 
     def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
         """Environments `ids` take these draws (rows made by `bound.draw`; a Ray worker
         gets them from the driver, which owns the generator): their values, and the
         constants MuJoCo derives from them."""
         super().set_draws(ids, draws)
-        for (mode, where, write), values in zip(self._writes, self.values, strict=True):
-            values[ids] = write.values(mode, draws[:, where])
-        if self.structural:
-            self._derive(ids)
+        ids = np.asarray(ids)
+        for mode, where, write, values in self._writes:
+            values[np.ix_(ids, write.flat)] = write.values(mode, draws[:, where])
+        if self.bound.sized_geoms:
+            self._fit_bounds(ids)
+        if self.structural and len(ids):
+            self.batch.set_const(np.sort(ids))
 
-    def _derive(self, ids) -> None:
-        """The derived constants of environments `ids`, one mj_setConst each on a
-        scratch copy (it holds the GIL: worker threads would not share the work)."""
-        if self._scratch is None:
-            self._scratch, self._scratch_data = copy.copy(self.nominal), mujoco.MjData(self.nominal)
-            # flat views of the scratch model's derived fields, made once (a view per read costs ~1 us)
-            self._scratch_views = [getattr(self._scratch, name).reshape(-1) for name, _ in self.derived]
-        model, data = self._scratch, self._scratch_data
-        for env in ids:
-            self._write_values(model, env)
-            self.bound.derive(model, data)
-            for view, (_, flat), values in zip(self._scratch_views, self.derived, self.derived_values,
-                                               strict=True):
-                values[env] = view[flat]
-            self.stat_values[env] = model.stat.meaninertia, model.stat.meanmass
-
-    def _write_values(self, model, env) -> None:
-        for (_, _, write), values in zip(self._writes, self.values, strict=True):
-            model_field(model, write.field)[write.flat] = values[env]
+    def _fit_bounds(self, ids) -> None:
+        """The compiler's bounds of each resized geom (fit_bounds on a scratch model)."""
+        scratch = copy.copy(self.nominal) if not hasattr(self, "_scratch") else self._scratch
+        self._scratch = scratch
+        for env in ids.tolist():
+            for geom in self.bound.sized_geoms:
+                scratch.geom_size[geom] = self._size[env, geom]
+                fit_bounds(scratch, geom)
+                self._rbound[env, geom] = scratch.geom_rbound[geom]
+                self._aabb[env, geom] = scratch.geom_aabb[geom]
 
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
         """Makes `model` (a copy of the nominal model) environment `env`'s model."""
-        self._write_values(model, env)
-        for geom in self.bound.sized_geoms:
-            fit_bounds(model, geom)
-        if self.structural:
-            for (name, flat), values in zip(self.derived, self.derived_values, strict=True):
-                getattr(model, name).reshape(-1)[flat] = values[env]
-            model.stat.meaninertia, model.stat.meanmass = self.stat_values[env]
+        self.batch.get_model(env, model)
 
     def model_of(self, env: int) -> mujoco.MjModel:
-        """A stand-alone copy of environment `env`'s model, as a worker swaps it in."""
-        model = copy.copy(self.nominal)
-        self.swap_in(model, env)
-        return model
-
+        """A stand-alone copy of environment `env`'s model, the one the batch runs."""
+        return self.batch.get_model(env)

@@ -1,32 +1,29 @@
-"""BatchPool: many environments of one model, stepped by persistent worker threads.
+"""BatchPool: many environments of one model, on MuJoCo's own `mujoco.batch.Batch`.
 
 The pool is stateless about physics, as MuJoCoUni's BatchEnvPool and
 `mujoco.rollout`: callers hold the states, an (nbatch, nstate) float64 array
 of MuJoCo's full physics state (mjSTATE_FULLPHYSICS: time, qpos, qvel, act,
-history, mocap, user data, plugin state, eq_active), and every call takes and
-gives such arrays. A call starts each environment as `mujoco.rollout` does:
-a fresh MjData given the state (warm start and applied forces zero, controls
-as passed), so each result equals serial `mj_step` from that state bit for
-bit. What the pool keeps is each environment's model: with a randomization,
-each environment has its own drawn values (see parameters.py), drawn again
-when it is reset.
+history, plugin state, plastic), and every call takes and gives such arrays.
+A call starts each environment as `mujoco.rollout` does: a fresh MjData given
+the state (warm start and applied forces zero, controls as passed), so each
+result equals serial `mj_step` from that state bit for bit.
 
-Open-loop controls of an unrandomized model go to `mujoco.rollout` (C++
-threads, no Python per step). Randomized models and policies called back every
-step go through the pool's own workers: one thread per share of the
-environments, each with its own model copy and MjData, releasing the GIL in
-`mj_step`.
+Everything runs in one `mujoco.batch.Batch` of nbatch simulations (C++
+threads, the GIL released): a call writes the states into the batch's rows,
+runs, and reads them back. What the pool adds is each environment's model: a
+randomization's values go into the batch's per-simulation model fields
+(`expand`), and the constants MuJoCo derives from them are its `set_const`
+(see parameters.py). `pool.batch` is that Batch, for its stateful style (live
+`bind()` arrays, `step()`); a stateless call overwrites its rows.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
-import mujoco.rollout
+import mujoco.batch
 import numpy as np
 
 from ..engine.errors import MJBlendError
@@ -35,6 +32,18 @@ from .parameters import Parameters
 from .randomization import Randomization
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+_POS = mujoco.mjtStage.mjSTAGE_POS
+
+
+def state_columns(model: mujoco.MjModel, spec: int) -> np.ndarray:
+    """The columns of a `spec` state inside a batch row (mjSTATE_INTEGRATION, in bit order)."""
+    columns, start = [], 0
+    for bit in range(mujoco.mjtState.mjNSTATE.value):
+        size = mujoco.mj_stateSize(model, 1 << bit)
+        if spec & (1 << bit):
+            columns.append(np.arange(start, start + size))
+        start += size
+    return np.concatenate(columns) if columns else np.zeros(0, int)
 
 
 class BatchError(MJBlendError, ValueError):
@@ -45,11 +54,11 @@ class BatchError(MJBlendError, ValueError):
 class BatchPool:
     """`nbatch` environments of `model`.
 
-    nthread: worker threads (default: the machine's CPUs, at most nbatch; 0 or 1
-    runs everything on the calling thread). randomization: a Randomization
-    (or None); seed: its generator's seed (default: the randomization's own
-    seed). keyframe: name or index of the keyframe environments reset to
-    (default: the model's qpos0)."""
+    nthread: the batch's threads, the calling one included (default: the
+    machine's CPUs, at most nbatch; 0 or 1 runs everything on the calling
+    thread). randomization: a Randomization (or None); seed: its generator's
+    seed (default: the randomization's own seed). keyframe: name or index of the
+    keyframe environments reset to (default: the model's qpos0)."""
 
     def __init__(self, model: mujoco.MjModel, nbatch: int, nthread: int | None = None,
                  randomization: Randomization | None = None, seed: int | None = None,
@@ -67,28 +76,25 @@ class BatchPool:
         self.nu, self.nv = model.nu, model.nv
         self.nsensordata = model.nsensordata
         self.initial_state = self._initial_state(keyframe)
-        self.parameters = (Parameters(model, randomization, self.nbatch, seed)
+        self.batch = mujoco.batch.Batch(model, self.nbatch, nthread=self.nthread)
+        self._rows = self.batch.state
+        self._physics = state_columns(model, STATE_SPEC)
+        self._ctrl = state_columns(model, mujoco.mjtState.mjSTATE_CTRL)
+        self._sensordata = self.batch.bind("sensordata")
+        fresh = mujoco.MjData(model)  # a fresh MjData's row: mocap poses, eq_active, as compiled
+        self._fresh = np.empty(self.batch.nstate)
+        mujoco.mj_getState(model, fresh, self._fresh, mujoco.mjtState.mjSTATE_INTEGRATION)
+        self.parameters = (Parameters(model, randomization, self.nbatch, seed, self.batch)
                            if randomization else None)
-        # one (model, data) per worker share of the environments
-        self._shares = np.array_split(np.arange(self.nbatch), self.nthread)
-        self._models = [copy.copy(model) if self.parameters else model for _ in range(self.nthread)]
-        self._datas = [mujoco.MjData(model) for _ in range(self.nthread)]
-        self._executor = ThreadPoolExecutor(self.nthread, "mjblend-batch") if self.nthread > 1 else None
-        self._rollout = mujoco.rollout.Rollout(nthread=self.nthread if self.nthread > 1 else 0)
-        self._rollout_models = [model] * self.nbatch
-        self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if self.parameters:
             self.parameters.redraw(np.arange(self.nbatch))
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stops the worker threads (also on `with BatchPool(...) as pool:`)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        if self._rollout is not None:
-            self._rollout.close()
-            self._rollout = None
+        """Lets the batch and its threads go (also on `with BatchPool(...) as pool:`)."""
+        self.batch = self._rows = self._sensordata = None
+        if self.parameters is not None:
+            self.parameters.batch = None
 
     def __enter__(self):
         return self
@@ -164,83 +170,41 @@ class BatchPool:
         if callable(ctrl):
             return self._step_policy(state, ctrl, nstep, sensors)
         controls = self._controls(ctrl, nstep)
-        # one environment, held controls or a few steps: on the calling thread (a
-        # mujoco.rollout call costs ~25 us more; Python costs ~1 us a step more)
-        alone = self.nbatch == 1 and (controls.ndim == 2 or nstep < 16)
-        if self.parameters is None and not alone:
-            return self._step_rollout(state, controls, nstep, sensors)
-        return self._step_workers(state, controls, nstep, sensors)
-
-    def _step_rollout(self, state, controls, nstep, sensors):
-        if controls.ndim == 2:  # held: rollout takes one row per step
-            controls = np.repeat(controls[:, None, :], nstep, axis=1)
-        states, sensordata = self._buffers.get(nstep, (None, None))
-        if states is None:
-            states = np.empty((self.nbatch, nstep, self.nstate))
-            sensordata = np.empty((self.nbatch, nstep, self.nsensordata))
-            self._buffers = {nstep: (states, sensordata)}  # keep one size: memory stays bounded
-        self._rollout.rollout(self._rollout_models, self._datas, state, controls, skip_checks=True,
-                              nstep=nstep, state=states, sensordata=sensordata)
-        final = states[:, -1].copy()
-        return (final, sensordata[:, -1].copy()) if sensors else final
-
-    def _step_workers(self, state, controls, nstep, sensors):
-        out = np.empty_like(state)
-        sensed = np.empty((self.nbatch, self.nsensordata)) if sensors else None
-
-        def run(share, model, data):
-            for env in share.tolist():
-                self._start(model, data, env, state[env])
-                if controls.ndim == 2:
-                    data.ctrl[:] = controls[env]
-                    mujoco.mj_step(model, data, nstep)
-                else:
-                    for k in range(nstep):
-                        data.ctrl[:] = controls[env, k]
-                        mujoco.mj_step(model, data)
-                mujoco.mj_getState(model, data, out[env], STATE_SPEC)
-                if sensed is not None:
-                    sensed[env] = data.sensordata
-        self._map(run)
-        return (out, sensed) if sensors else out
+        batch = self._load(state, controls if controls.ndim == 2 else None)
+        if controls.ndim == 2:
+            batch.step(nstep=nstep)
+        else:  # per-step controls: one call, the batch sets them before each substep
+            batch.rollout(nstep, controls, record=())
+        return self._result(sensors)
 
     def _step_policy(self, state, policy, nstep, sensors):
         """Lockstep: the policy sees every environment's state before each step. Each
-        environment keeps its own warm start between steps (one MjData each for the
-        call), so the result is serial mj_step's."""
+        environment keeps its own warm start between steps (it is in the batch's row),
+        so the result is serial mj_step's."""
         current = state.copy()
-        warm = np.zeros((self.nbatch, self.nv))
-        sensed = np.empty((self.nbatch, self.nsensordata)) if sensors else None
+        batch = self._load(state)
         for k in range(nstep):
             controls = self._controls(policy(k, current.copy()), 1, policy=True)
+            self._rows[:, self._ctrl] = controls
+            batch.step()
+            current = self._rows[:, self._physics]
+        return self._result(sensors, current)
 
-            def run(share, model, data, first=(k == 0), controls=controls):
-                for env in share.tolist():
-                    if first:
-                        self._start(model, data, env, current[env])
-                    else:
-                        if self.parameters is not None:
-                            self.parameters.swap_in(model, env)
-                        mujoco.mj_setState(model, data, current[env], STATE_SPEC)
-                        data.qacc_warmstart[:] = warm[env]
-                    data.ctrl[:] = controls[env]
-                    mujoco.mj_step(model, data)
-                    mujoco.mj_getState(model, data, current[env], STATE_SPEC)
-                    warm[env] = data.qacc_warmstart
-                    if sensed is not None:
-                        sensed[env] = data.sensordata
-            self._map(run)
-        return (current, sensed) if sensors else current
+    def _load(self, state, controls=None) -> mujoco.batch.Batch:
+        """The batch's rows become `state`, as mujoco.rollout starts an environment: a
+        fresh MjData given the state (no applied forces, no warm start), controls as given."""
+        if self.batch is None:
+            raise BatchError("the pool is closed")
+        self._rows[:] = self._fresh
+        self._rows[:, self._physics] = state
+        if controls is not None:
+            self._rows[:, self._ctrl] = controls
+        self.batch.warning[:] = 0
+        return self.batch
 
-    def _start(self, model, data, env, row) -> None:
-        """Environment `env` as a fresh MjData given `row`, as mujoco.rollout starts one:
-        the state, no applied forces, no warm start (mj_step recomputes the rest)."""
-        if self.parameters is not None:
-            self.parameters.swap_in(model, env)
-        mujoco.mj_setState(model, data, row, STATE_SPEC)
-        data.qfrc_applied[:] = 0
-        data.xfrc_applied[:] = 0
-        data.qacc_warmstart[:] = 0
+    def _result(self, sensors, final=None):
+        final = self._rows[:, self._physics] if final is None else final
+        return (final, self._sensordata.copy()) if sensors else final
 
     # -- queries without stepping ----------------------------------------------------------------
     def forward(self, state: np.ndarray, ctrl=None) -> np.ndarray:
@@ -250,16 +214,8 @@ class BatchPool:
         controls = self._controls(ctrl, 1)
         if controls.ndim == 3:
             controls = controls[:, 0]
-        out = np.empty((self.nbatch, self.nsensordata))
-
-        def run(share, model, data):
-            for env in share.tolist():
-                self._start(model, data, env, state[env])
-                data.ctrl[:] = controls[env]
-                mujoco.mj_forward(model, data)
-                out[env] = data.sensordata
-        self._map(run)
-        return out
+        self._load(state, controls).forward()
+        return self._sensordata.copy()
 
     def site_jacobians(self, state: np.ndarray, sites: Sequence[str | int], rotation: bool = False):
         """(nbatch, K, 3, nv): mj_jacSite's translational Jacobian of each of the K
@@ -267,16 +223,13 @@ class BatchPool:
         rotational rows after the translational ones."""
         state = self._states(state, "state")
         ids = [self._named(mujoco.mjtObj.mjOBJ_SITE, "site", s, self.model.nsite) for s in sites]
-        rows = 6 if rotation else 3
-        out = np.zeros((self.nbatch, len(ids), rows, self.nv))
-
-        def run(share, model, data):
-            for env in share.tolist():
-                self._kinematics(model, data, env, state[env])
-                for k, site in enumerate(ids):
-                    mujoco.mj_jacSite(model, data, out[env, k, :3], out[env, k, 3:] if rotation else None,
-                                      site)
-        self._map(run)
+        out = np.zeros((self.nbatch, len(ids), 6 if rotation else 3, self.nv))
+        site_xpos = self._kinematics(state, "site_xpos")
+        for k, site in enumerate(ids):  # mj_jacSite is mj_jac at the site's point on its body
+            jacp, jacr = self.batch.jac(int(self.model.site_bodyid[site]), site_xpos[:, site])
+            out[:, k, :3] = jacp
+            if rotation:
+                out[:, k, 3:] = jacr
         return out
 
     def heightfield(self, state: np.ndarray, body: str | int, points, hfield: str | None = None):
@@ -287,49 +240,25 @@ class BatchPool:
         NaN where a point is outside the field."""
         state = self._states(state, "state")
         body_id, geom, points = self._terrain_query(body, points, hfield)
-        poses = np.empty((self.nbatch, 24))  # body xpos, xmat, geom xpos, xmat
-
-        def run(share, model, data):
-            for env in share.tolist():
-                self._kinematics(model, data, env, state[env])
-                poses[env] = np.concatenate((data.xpos[body_id], data.xmat[body_id],
-                                             data.geom_xpos[geom], data.geom_xmat[geom]))
-        self._map(run)
+        xpos, xmat, geom_xpos, geom_xmat = self._kinematics(state, "xpos", "xmat", "geom_xpos", "geom_xmat")
         n = self.nbatch
-        return heightfield.sample(self.model, geom, poses[:, :3], poses[:, 3:12].reshape(n, 3, 3),
-                                  poses[:, 12:15], poses[:, 15:].reshape(n, 3, 3), points)
+        return heightfield.sample(self.model, geom, xpos[:, body_id], xmat[:, body_id].reshape(n, 3, 3),
+                                  geom_xpos[:, geom], geom_xmat[:, geom].reshape(n, 3, 3), points)
 
     def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every body's world pose at each state, after mj_kinematics with each
         environment's own model: (xpos (nbatch, nbody, 3), xquat (nbatch, nbody, 4))."""
-        state = self._states(state, "state")
-        xpos = np.empty((self.nbatch, self.model.nbody, 3))
-        xquat = np.empty((self.nbatch, self.model.nbody, 4))
+        xpos, xquat = self._kinematics(self._states(state, "state"), "xpos", "xquat")
+        return xpos.copy(), xquat.copy()
 
-        def run(share, model, data):
-            for env in share.tolist():
-                self._kinematics(model, data, env, state[env])
-                xpos[env], xquat[env] = data.xpos, data.xquat
-        self._map(run)
-        return xpos, xquat
+    def _kinematics(self, state, *fields):
+        """The batch's outputs `fields` (live) after the position stage at each state."""
+        batch = self._load(state)
+        out = tuple(batch.bind(name) for name in fields)  # bound before the call, which fills them
+        batch.forward(stage=_POS)
+        return out[0] if len(out) == 1 else out
 
-    def _kinematics(self, model, data, env, row) -> None:
-        self._start(model, data, env, row)
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_comPos(model, data)
-
-    # -- workers and checks ----------------------------------------------------------------------
-    def _map(self, run) -> None:
-        """run(share, model, data) for every worker's share, in parallel; the first
-        worker's error is raised here."""
-        if self._executor is None:
-            run(self._shares[0], self._models[0], self._datas[0])
-            return
-        futures = [self._executor.submit(run, share, model, data)
-                   for share, model, data in zip(self._shares, self._models, self._datas, strict=True)]
-        for future in futures:
-            future.result()
-
+    # -- checks ----------------------------------------------------------------------------------
     def _states(self, state, what) -> np.ndarray:
         if not isinstance(state, np.ndarray) or state.shape != (self.nbatch, self.nstate):
             shape = getattr(state, "shape", type(state).__name__)
