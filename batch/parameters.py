@@ -75,6 +75,7 @@ class Parameters(Draws):
         sized = self.bound.sized_geoms
         self._size, self._rbound, self._aabb = ((batch.expand("geom_size"), batch.expand("geom_rbound"),
                                                  batch.expand("geom_aabb")) if sized else (None,) * 3)
+        self._scratch = copy.copy(model) if sized else None  # fit_bounds' scratch model
 
     def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
         """Environments `ids` take these draws (rows made by `bound.draw`; a Ray worker
@@ -91,8 +92,7 @@ class Parameters(Draws):
 
     def _fit_bounds(self, ids) -> None:
         """The compiler's bounds of each resized geom (fit_bounds on a scratch model)."""
-        scratch = copy.copy(self.nominal) if not hasattr(self, "_scratch") else self._scratch
-        self._scratch = scratch
+        scratch = self._scratch
         for env in ids.tolist():
             for geom in self.bound.sized_geoms:
                 scratch.geom_size[geom] = self._size[env, geom]
