@@ -85,12 +85,6 @@ class Binding:
         next compile binds without them)."""
         return dataclasses.replace(self, by_id={key: obj for key, obj in self.by_id.items() if exists(obj)})
 
-    def moving_pointers(self, held_vertices) -> set:
-        """Every object (and held mesh) the simulation writes: its depsgraph reports are
-        not edits."""
-        moving = {o.as_pointer() for o, _b in self.driven} | {o.as_pointer() for o, *_r in self.mocap}
-        return moving | {o.as_pointer() for o, *_r in self.deformed} | set(held_vertices)
-
     # ------------------------------------------------------------ questions
 
     def targets(self) -> timeline.Targets:

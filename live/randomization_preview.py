@@ -332,8 +332,10 @@ def is_current(preview: RandomizationPreview) -> bool:
     scene deleted: then it is ended.)"""
     try:
         return get(preview.scene) is preview
-    except ReferenceError:  # its scene was deleted
-        preview.close()
+    except ReferenceError:  # its scene was deleted: its session lets it go
+        for owner in scene_session.all_sessions():
+            if owner.preview is preview:
+                owner.end_preview()
         return False
 
 

@@ -50,7 +50,7 @@ class SceneSession:
             if self.preview is not None:  # (both would show the same objects moving)
                 raise SimulationError("The randomization preview is running: stop it (Sidebar > MuJoCo > "
                                       "Randomization Preview) before simulating the scene")
-            self.simulation = LiveSimulation(self, prefs or preferences.Settings(), **options)
+            self.simulation = LiveSimulation(self, prefs or preferences.DEFAULTS, **options)
         return self.simulation
 
     def end_simulation(self, live: LiveSimulation, restore: bool = True) -> bool:
@@ -190,5 +190,4 @@ def forget_deleted_objects() -> None:
     last structure check forgets its deleted ones at once (`forget_deleted`): panels
     draw before its next tick recompiles without them."""
     for live in all_simulations():
-        if live.runner is not None:
-            live.forget_deleted()
+        live.forget_deleted()

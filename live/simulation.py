@@ -288,7 +288,8 @@ class LiveSimulation:
                 coords = np.empty(len(obj.data.vertices) * 3)
                 obj.data.vertices.foreach_get("co", coords)
                 self.held_vertices[pointer] = (obj.data, coords)
-        self.moving_pointers = bound.moving_pointers(self.held_vertices)
+        self.moving_pointers = set(moving) | {o.as_pointer() for o, *_r in bound.deformed} \
+            | set(self.held_vertices)
 
     # --------------------------------------------------------------- tick
 

@@ -3,7 +3,7 @@
 Operators read them once, at their boundary (`settings(context)`), and pass the
 value down, as Blender's FBX add-on passes its settings tuple through its
 stages: nothing below the operators reads `bpy.context` for a preference.
-Scripts and tests that pass none get `Settings()`, the defaults.
+Scripts and tests that pass none get `DEFAULTS`.
 """
 
 from __future__ import annotations
