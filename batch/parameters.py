@@ -17,7 +17,7 @@ import copy
 import mujoco
 import numpy as np
 
-from .randomization import Bound, Randomization, fit_bounds
+from .randomization import Bound, Randomization, compiled_statistics, fit_bounds
 
 # What mj_setConst writes (mujoco 4.0): the qpos0 constants a changed mass,
 # inertia, body position, armature or gear moves, and, for a resized geom, its
@@ -101,9 +101,14 @@ class Parameters(Draws):
                 self._aabb[env, geom] = scratch.geom_aabb[geom]
 
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
-        """Makes `model` (a copy of the nominal model) environment `env`'s model."""
+        """Makes `model` (a copy of the nominal model) environment `env`'s model: the
+        batch's per-simulation fields, and the statistics the compiler would give
+        (Batch holds no per-simulation stat; mj_step does not read it)."""
         self.batch.get_model(env, model)
+        compiled_statistics(model, mujoco.MjData(model))
 
     def model_of(self, env: int) -> mujoco.MjModel:
         """A stand-alone copy of environment `env`'s model, the one the batch runs."""
-        return self.batch.get_model(env)
+        model = copy.copy(self.nominal)
+        self.swap_in(model, env)
+        return model

@@ -310,16 +310,26 @@ class Bound:
 
     def derive(self, model, data) -> None:
         """The constants MuJoCo's compiler derives from the randomized values: geom
-        bounds, mj_setConst's qpos0 constants, and the two statistics the solver
-        and the mouse spring scale by (mj_setConst leaves them as compiled)."""
+        bounds, mj_setConst's qpos0 constants, and the model's statistics."""
         for geom in self.sized_geoms:
             fit_bounds(model, geom)
         mujoco.mj_setConst(model, data)
-        # the compiler's sums, in its order: the diagonal of M at qpos0, the bodies' masses
-        if model.nv:
-            model.stat.meaninertia = _sum_in_order(data.M[model.M_rowadr + model.M_rownnz - 1]) / model.nv
-        if model.nbody > 1:
-            model.stat.meanmass = _sum_in_order(model.body_mass[1:]) / (model.nbody - 1)
+        compiled_statistics(model, data)
+
+
+def compiled_statistics(model, data) -> None:
+    """stat.meaninertia and stat.meanmass as MuJoCo's compiler computes them for
+    `model`'s values (mj_setConst leaves them as they were): its sums, in its order,
+    of the diagonal of M at qpos0 and of the bodies' masses. `data`: a scratch
+    MjData of the model. They do not enter mj_step in MuJoCo 4 (a test pins
+    that), so a pool's batch runs with the nominal ones; they matter to whoever
+    takes an environment's model (the mouse spring, a saved .mjb)."""
+    mujoco.mj_resetData(model, data)
+    mujoco.mj_fwdPosition(model, data)
+    if model.nv:
+        model.stat.meaninertia = _sum_in_order(data.M[model.M_rowadr + model.M_rownnz - 1]) / model.nv
+    if model.nbody > 1:
+        model.stat.meanmass = _sum_in_order(model.body_mass[1:]) / (model.nbody - 1)
 
 
 def _sum_in_order(values) -> float:
