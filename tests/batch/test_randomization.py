@@ -3,6 +3,7 @@ that each randomized environment is the model MuJoCo compiles with those values.
 
 import copy
 import json
+import os
 
 import mujoco
 import numpy as np
@@ -14,6 +15,7 @@ from mjblend.batch.parameters import DERIVED_FIELDS, SIZE_DERIVED_FIELDS
 from mjblend.batch.randomization import ATTRIBUTES
 
 pytestmark = pytest.mark.corpus
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 HUMANOID_ENTRIES = [
     Entry("body", "mass", 0.5, 2.0, name="torso"),
@@ -277,3 +279,25 @@ def test_unrandomized_pools_have_no_parameters():
         data = mujoco.MjData(pool.model)
         mujoco.mj_getState(pool.model, data, row, SPEC)
         assert np.array_equal(row, pool.initial_state)
+
+
+def test_a_randomization_made_before_mujoco_batch_gives_the_same_environments():
+    """data/humanoid_before_batch.npz was written by the pool before it ran on
+    mujoco.batch (its own threads, mj_setConst per environment from Python), from
+    data/humanoid.randomization.json: a pool made, then environments 1 and 4 reset.
+    Today's pool draws the same values and makes the same models, bit for bit."""
+    before = np.load(os.path.join(DATA, "humanoid_before_batch.npz"))
+    randomization = Randomization.load(os.path.join(DATA, "humanoid.randomization.json"))
+    with BatchPool(model_at(HUMANOID), 6, nthread=2, randomization=randomization) as pool:
+        pool.reset(pool.reset(), [1, 4])
+        assert np.array_equal(pool.parameters.draws, before["draws"])
+        for env in range(6):
+            model = pool.parameters.model_of(env)
+            for key in before.files:
+                prefix, _, field = key.partition("/")
+                if prefix != str(env):
+                    continue
+                now = {"stat": np.array([model.stat.meaninertia, model.stat.meanmass]),
+                       "gravity": model.opt.gravity}.get(field)
+                now = getattr(model, field) if now is None else now
+                assert np.array_equal(now, before[key]), (env, field)
