@@ -301,3 +301,26 @@ def test_a_randomization_made_before_mujoco_batch_gives_the_same_environments():
                        "gravity": model.opt.gravity}.get(field)
                 now = getattr(model, field) if now is None else now
                 assert np.array_equal(now, before[key]), (env, field)
+
+
+def test_the_stateful_style_steps_each_environment_on_its_own_model():
+    """`pool.batch` is the pool's mujoco.batch.Batch: live arrays and step(), as RL
+    loops use it. A randomized environment there steps as serial mj_step of its
+    model (model_of), also after a sparse redraw and reset."""
+    model = model_at(HUMANOID)
+    with BatchPool(model, 4, nthread=2, randomization=Randomization(HUMANOID_ENTRIES, seed=5)) as pool:
+        batch = pool.batch
+        ctrl, qpos = batch.bind("ctrl"), batch.bind("qpos")
+        pool.parameters.redraw(np.array([2]))
+        batch.reset()
+        controls = np.random.default_rng(6).uniform(-1, 1, (4, 25, model.nu))
+        for k in range(25):
+            ctrl[:] = controls[:, k]
+            batch.step()
+        for env in range(4):
+            own = pool.parameters.model_of(env)
+            data = mujoco.MjData(own)
+            for k in range(25):
+                data.ctrl[:] = controls[env, k]
+                mujoco.mj_step(own, data)
+            assert np.array_equal(qpos[env], data.qpos), env
