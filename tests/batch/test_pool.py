@@ -153,3 +153,23 @@ def test_one_environment_equals_serial_on_either_path(nstep):
         assert np.array_equal(final, want) and np.array_equal(sensed, want_sensed)
         assert np.array_equal(pool.step(states, controls[:, 0], nstep=nstep),
                               serial(model, states, controls[:, 0], nstep)[0])
+
+
+def test_a_warning_stops_an_environment_only_under_per_step_controls():
+    """As documented: per-step controls run as Batch.rollout / mujoco.rollout, where
+    an environment whose MuJoCo warns stops stepping; held controls and policies
+    step on as serial mj_step does (MuJoCo resets the diverged state itself). The
+    healthy environments are exact either way."""
+    model = model_at(CARTPOLE)
+    with BatchPool(model, 3, nthread=2) as pool:
+        states = pool.initial_states()
+        states[1, 1 + model.nq] = 1e300  # a velocity MuJoCo calls diverged
+        controls = np.zeros((3, 5, model.nu))
+        reference = serial(model, states, controls, 5)[0]
+        per_step = pool.step(states, controls, nstep=5)
+        held = pool.step(states, controls[:, 0], nstep=5)
+        policy = pool.step(states, lambda k, s: controls[:, 0], nstep=5)
+    assert np.array_equal(held, reference) and np.array_equal(policy, reference)
+    assert np.array_equal(per_step[[0, 2]], reference[[0, 2]])
+    assert per_step[1, 0] == model.opt.timestep  # stopped after its first step
+    assert reference[1, 0] == 5 * model.opt.timestep
