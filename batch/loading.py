@@ -27,8 +27,9 @@ def open_pool(path: str, nbatch: int, nthread: int | None = None, randomization:
 
     randomization: True (default) loads `<model>.randomization.json` when it
     exists; a path loads that file (it must exist); False or None randomizes
-    nothing. backend: "threads" (this machine) or "ray" (workers as Ray actors;
-    `ray_options` go to RayPool: nworkers, address)."""
+    nothing. backend: "threads" (this machine's CPUs), "warp" (MuJoCo Warp, on a
+    GPU when there is one; `ray_options` go to WarpPool: device, nconmax, njmax)
+    or "ray" (workers as Ray actors; `ray_options` go to RayPool: nworkers, address)."""
     model = load_model(path)
     spec = None
     if randomization is True:
@@ -39,6 +40,9 @@ def open_pool(path: str, nbatch: int, nthread: int | None = None, randomization:
     if backend == "ray":
         from .ray_pool import RayPool
         return RayPool(model, nbatch, randomization=spec, seed=seed, keyframe=keyframe, **ray_options)
+    if backend == "warp":
+        return BatchPool(model, nbatch, randomization=spec, seed=seed, keyframe=keyframe, backend="warp",
+                         **ray_options)
     if backend != "threads":
-        raise ValueError(f"backend must be 'threads' or 'ray', not {backend!r}")
+        raise ValueError(f"backend must be 'threads', 'warp' or 'ray', not {backend!r}")
     return BatchPool(model, nbatch, nthread=nthread, randomization=spec, seed=seed, keyframe=keyframe)

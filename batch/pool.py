@@ -58,11 +58,21 @@ class BatchPool:
     machine's CPUs, at most nbatch; 0 or 1 runs everything on the calling
     thread). randomization: a Randomization (or None); seed: its generator's
     seed (default: the randomization's own seed). keyframe: name or index of the
-    keyframe environments reset to (default: the model's qpos0)."""
+    keyframe environments reset to (default: the model's qpos0). backend: "cpu"
+    (this class) or "warp": a WarpPool on MuJoCo Warp (warp_pool.py: the same calls
+    in float32, on a GPU; extra arguments device, nconmax, njmax)."""
+
+    def __new__(cls, *args, backend: str = "cpu", **kwargs):
+        if backend == "warp":
+            from .warp_pool import WarpPool
+            return WarpPool(*args, **kwargs)
+        if backend != "cpu":
+            raise BatchError(f"backend must be 'cpu' or 'warp', not {backend!r}")
+        return super().__new__(cls)
 
     def __init__(self, model: mujoco.MjModel, nbatch: int, nthread: int | None = None,
                  randomization: Randomization | None = None, seed: int | None = None,
-                 keyframe: str | int | None = None):
+                 keyframe: str | int | None = None, *, backend: str = "cpu"):
         if not isinstance(nbatch, (int, np.integer)) or nbatch < 1:
             raise BatchError(f"nbatch must be a positive integer, not {nbatch!r}")
         if nthread is None:

@@ -65,9 +65,13 @@ _WHEEL_ARCH = {"x64": ("x86_64", "amd64", "universal2"), "arm64": ("arm64", "aar
 # What each zip bundles, as pinned in requirements-dev.txt: MuJoCo's bindings, and
 # for the network bridge (bridge/, URLab's protocol) ZMQ sockets and msgpack frames.
 BUNDLED = ("mujoco-core", "pyzmq", "msgpack")
+# Optional backends of the batch runtime, installed by whoever uses them, never zipped
+# (check_zip refuses any wheel outside BUNDLED; this keeps them out of BUNDLED).
+NEVER_BUNDLED = ("ray", "mujoco-warp", "warp-lang")
+assert not set(BUNDLED) & set(NEVER_BUNDLED), "an optional backend must not be bundled"
 
 # Paths that must never end up in a zip (the manifest's [build] excludes them).
-FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", ".venv", ".git/", ".ci/",
+FORBIDDEN_IN_ZIP = ("tests/", "docs/", "tools/", "bench/", "dist/", "build/", ".venv", ".git/", ".ci/",
                     "MUJOCO_LOG.TXT")
 
 
