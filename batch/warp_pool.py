@@ -187,11 +187,8 @@ class WarpPool:
         if self.parameters is not None:
             self.parameters.batch = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    __enter__ = BatchPool.__enter__
+    __exit__ = BatchPool.__exit__
 
     # -- states (BatchPool's, unchanged) ---------------------------------------------------------
     _initial_state = BatchPool._initial_state
