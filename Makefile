@@ -15,7 +15,7 @@ BLENDER_GUI := 5.2.3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: venv root demo test test-bpy test-gui test-fuzz build lint schema clean
+.PHONY: venv root demo test test-bpy test-gui test-fuzz build lint schema clean mujoco-uni-env
 
 venv:
 	PYTHON=$(PYTHON) tools/make_venv.sh $(BLENDER_DEFAULT) $(VENV)
@@ -51,6 +51,11 @@ test-gui: venv root
 FUZZ = echo "== fuzz tier: bpy $(BLENDER_DEFAULT) ($(VENV))"; $(PY) -m pytest -c tests/pytest.ini tests/fuzz
 test-fuzz: venv
 	@$(FUZZ)
+
+# MuJoCoUni (mujoco-uni-runtime 0.5.0 on MuJoCo 3.11) in its own environment, for
+# bench/batch_bench.py's side-by-side figures; the bench says when it is missing.
+mujoco-uni-env:
+	PYTHON=$(PYTHON) tools/make_mujoco_uni_env.sh .venv-mujoco-uni
 
 # Installable zips, one per platform, each bundling the mujoco-core, pyzmq and msgpack wheels.
 build: venv
