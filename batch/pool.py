@@ -33,6 +33,7 @@ from .randomization import Randomization
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 _POS = mujoco.mjtStage.mjSTAGE_POS
+_POSES_ONLY = int(mujoco.mjtDisableBit.mjDSBL_CONTACT) | int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
 
 
 def state_columns(model: mujoco.MjModel, spec: int) -> np.ndarray:
@@ -91,6 +92,7 @@ class BatchPool:
         self._physics = state_columns(model, STATE_SPEC)
         self._ctrl = state_columns(model, mujoco.mjtState.mjSTATE_CTRL)
         self._sensordata = self.batch.bind("sensordata")
+        self._flags = None  # opt.disableflags, expanded at the first pose query
         fresh = mujoco.MjData(model)  # a fresh MjData's row: mocap poses, eq_active, as compiled
         self._fresh = np.empty(self.batch.nstate)
         mujoco.mj_getState(model, fresh, self._fresh, mujoco.mjtState.mjSTATE_INTEGRATION)
@@ -262,10 +264,19 @@ class BatchPool:
         return xpos.copy(), xquat.copy()
 
     def _kinematics(self, state, *fields):
-        """The batch's outputs `fields` (live) after the position stage at each state."""
+        """The batch's outputs `fields` (live) after the position stage at each state,
+        run with collision and constraints switched off: poses need neither, and they
+        were most of its time (Franka, 1024 environments: 2.98 ms, 1.13 ms without)."""
         batch = self._load(state)
         out = tuple(batch.bind(name) for name in fields)  # bound before the call, which fills them
-        batch.forward(stage=_POS)
+        if self._flags is None:  # per-simulation switches, so a query can set them for one call
+            self._flags = batch.expand("opt.disableflags")
+        nominal = self._flags.copy()
+        self._flags |= _POSES_ONLY
+        try:
+            batch.forward(stage=_POS)
+        finally:
+            self._flags[:] = nominal
         return out[0] if len(out) == 1 else out
 
     # -- checks ----------------------------------------------------------------------------------
