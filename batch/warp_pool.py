@@ -38,7 +38,6 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from . import heightfield
 from .parameters import _STRUCTURAL, Draws, Parameters
 from .pool import STATE_SPEC, BatchError, BatchPool
 from .randomization import Randomization
@@ -166,6 +165,8 @@ class WarpPool:
                 self._model.opt.gravity = wp.array(np.tile(model.opt.gravity, (self.nbatch, 1)),
                                                    dtype=wp.vec3)
             self._rows = wp.zeros((self.nbatch, self.nstate), dtype=float)
+            # the pool reports what was dropped once per call (_read), not a print per kernel
+            self._model.opt.warn_overflow = 0
         self._graph = None
         if randomization:
             self.parameters = WarpParameters(model, randomization, self.nbatch, seed, _WorldFields(self))
@@ -276,6 +277,8 @@ class WarpPool:
             rows = self._rows.numpy().astype(np.float64)
             overflow = self._data.overflow.numpy()
         rows[:, 0] = time
+        # a solver stopped at its iteration limit dropped nothing (CPU MuJoCo says nothing either)
+        overflow = overflow & ~int(self._mjw.OverflowType.ITERATIONS | self._mjw.OverflowType.LS_ITERATIONS)
         if overflow.any():
             flags = int(np.bitwise_or.reduce(overflow))
             names = [f.name for f in self._mjw.OverflowType
@@ -321,15 +324,7 @@ class WarpPool:
                     out[:, k, 3:] = jacr.numpy()
         return out
 
-    def heightfield(self, state: np.ndarray, body: str | int, points, hfield: str | None = None):
-        """Terrain under `points` (P, 3) in the frame of `body`, at each state: as
-        BatchPool.heightfield (heights, clearances), NaN outside the field."""
-        state = self._states(state, "state")
-        body_id, geom, points = self._terrain_query(body, points, hfield)
-        xpos, xmat, geom_xpos, geom_xmat = self._kinematics(state, "xpos", "xmat", "geom_xpos", "geom_xmat")
-        n = self.nbatch
-        return heightfield.sample(self.model, geom, xpos[:, body_id], xmat[:, body_id].reshape(n, 3, 3),
-                                  geom_xpos[:, geom], geom_xmat[:, geom].reshape(n, 3, 3), points)
+    heightfield = BatchPool.heightfield  # the same query on this pool's poses
 
     def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every body's world pose at each state: (xpos (nbatch, nbody, 3), xquat

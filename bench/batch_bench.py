@@ -528,6 +528,8 @@ def versions(backends, uni):
         try:
             import mujoco_warp
             import warp
+
+            warp.config.quiet = True  # no banner, no line per kernel loaded
             print(f"pool backend 'warp': mujoco_warp {getattr(mujoco_warp, '__version__', '?')}, "
                   f"warp {warp.__version__} (CPU device), on mujoco {mujoco.__version__}")
         except ImportError as error:

@@ -24,7 +24,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import mujoco
 import numpy as np
@@ -32,11 +31,16 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 import addon_loader  # noqa: E402,F401  (the add-on as `mjblend`)
 
+from batch_bench import timed  # noqa: E402  (bench/, beside this file)
 from mjblend.batch import BatchPool  # noqa: E402
 from mjblend.batch.warp_pool import TOLERANCE  # noqa: E402
 
 HUMANOID = os.path.join(addon_loader.ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid",
                         "humanoid.xml")
+
+
+def median_time(call, repeat):
+    return statistics.median(timed(call) for _ in range(repeat))
 
 
 def moving_states(model, count, seed=0):
@@ -51,15 +55,6 @@ def moving_states(model, count, seed=0):
         mujoco.mj_step(model, data, int(rng.integers(1, 10)))
         mujoco.mj_getState(model, data, states[row], spec)
     return states
-
-
-def seconds(call, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def throughput(model, nbatch, nstep, repeat):
@@ -77,9 +72,9 @@ def throughput(model, nbatch, nstep, repeat):
             gpu._step_once()
         wp.synchronize_device(gpu.device)
 
-    t_cpu = seconds(lambda: cpu.step(states, held, nstep=nstep), repeat)
-    t_gpu = seconds(lambda: gpu.step(states, held, nstep=nstep), repeat)
-    t_bare = seconds(bare, repeat)
+    t_cpu = median_time(lambda: cpu.step(states, held, nstep=nstep), repeat)
+    t_gpu = median_time(lambda: gpu.step(states, held, nstep=nstep), repeat)
+    t_bare = median_time(bare, repeat)
     rate = nbatch * nstep
     print(f"{nbatch:7d} {rate / t_cpu:14.0f} {rate / t_gpu:14.0f} {rate / t_bare:14.0f} "
           f"{t_cpu / t_gpu:9.2f}x {t_bare / t_gpu:10.2f}")

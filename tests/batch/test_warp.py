@@ -16,8 +16,8 @@ from batch_models import CARTPOLE, HUMANOID, SPEC, model_at, moving_states, seri
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("WARP_CACHE_PATH", os.path.join(ROOT, "build", "warp-cache"))
 
-warp = pytest.importorskip("warp")
-pytest.importorskip("mujoco_warp")
+import warp  # noqa: E402  (installed in every test environment: requirements-warp.txt)
+
 warp.config.quiet = True
 
 from mjblend.batch import BatchError, BatchPool, Entry, Randomization, open_pool  # noqa: E402
@@ -243,3 +243,21 @@ def test_warp_is_never_bundled_in_the_extension():
     pins = open(os.path.join(ROOT, "requirements-warp.txt")).read()
     assert "mujoco-warp==4.0.0" in pins and "warp-lang==1.19.0" in pins
     assert "mujoco-warp" not in open(os.path.join(ROOT, "requirements-dev.txt")).read()
+
+
+def test_dropped_contacts_warn_and_an_iteration_limit_does_not():
+    """A world that overflows its contact buffer lost contacts: the call says so
+    once (mujoco_warp's own per-kernel prints are off). A solver stopping at its
+    iteration limit dropped nothing, as CPU MuJoCo, which says nothing either."""
+    import warnings
+
+    model = model_at(HUMANOID)
+    states = moving_states(model, 2)
+    with BatchPool(model, 2, backend="warp", nconmax=1) as pool:
+        with pytest.warns(RuntimeWarning, match="overflowed.*nconmax"):
+            pool.step(states, nstep=5)
+    limited = model_at(HUMANOID)
+    limited.opt.iterations = 1
+    with BatchPool(limited, 2, backend="warp") as pool, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pool.step(states, nstep=5)
