@@ -222,12 +222,14 @@ class BatchPool:
     def forward(self, state: np.ndarray, ctrl=None) -> np.ndarray:
         """(nbatch, nsensordata): the sensors of each state after mj_forward (controls
         as in `step`, held; zero when None)."""
+        self._load(*self._forward_inputs(state, ctrl)).forward()
+        return self._sensordata.copy()
+
+    def _forward_inputs(self, state, ctrl) -> tuple[np.ndarray, np.ndarray]:
+        """`forward`'s state and controls, checked (per-step controls: their first row)."""
         state = self._states(state, "state")
         controls = self._controls(ctrl, 1)
-        if controls.ndim == 3:
-            controls = controls[:, 0]
-        self._load(state, controls).forward()
-        return self._sensordata.copy()
+        return state, controls[:, 0] if controls.ndim == 3 else controls
 
     def site_jacobians(self, state: np.ndarray, sites: Sequence[str | int], rotation: bool = False):
         """(nbatch, K, 3, nv): mj_jacSite's translational Jacobian of each of the K

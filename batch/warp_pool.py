@@ -203,6 +203,7 @@ class WarpPool:
     _ids = BatchPool._ids
     _named = BatchPool._named
     _terrain_query = BatchPool._terrain_query
+    _forward_inputs = BatchPool._forward_inputs
 
     # -- stepping ------------------------------------------------------------------------------
     def step(self, state: np.ndarray, ctrl=None, nstep: int = 1, sensors: bool = False):
@@ -295,11 +296,7 @@ class WarpPool:
     def forward(self, state: np.ndarray, ctrl=None) -> np.ndarray:
         """(nbatch, nsensordata): the sensors of each state after forward (controls
         as in `step`, held; zero when None)."""
-        state = self._states(state, "state")
-        controls = self._controls(ctrl, 1)
-        if controls.ndim == 3:
-            controls = controls[:, 0]
-        self._load(state, controls)
+        self._load(*self._forward_inputs(state, ctrl))
         with self._wp.ScopedDevice(self.device):
             self._mjw.forward(self._model, self._data)
             return self._data.sensordata.numpy().astype(np.float64)
