@@ -6,9 +6,10 @@
 
 Engines, each on the MuJoCo it runs on (printed first):
 
-- pool: `mjblend.batch.BatchPool` (MuJoCo 4's `mujoco.batch.Batch` threads);
-  with `--backends cpu warp` also `BatchPool(..., backend="warp")` (MuJoCo
-  Warp on Warp's CPU device) where that works, else a line says why not;
+- pool: `mjblend.batch.BatchPool` (MuJoCo 4's `mujoco.batch.Batch` threads),
+  and `BatchPool(..., backend="warp")` (MuJoCo Warp on Warp's CPU device:
+  a test bed here; bench/warp_bench.py measures it on a GPU) where that
+  works, else a line says why not (`--backends cpu` leaves it out);
 - Batch: `mujoco.batch.Batch` used directly, as a user would (rows written,
   one call, rows read);
 - rollout: `mujoco.rollout.Rollout(nthread).rollout(...)` (full trajectories);
@@ -560,7 +561,7 @@ def main(argv=None):
     parser.add_argument("--policy-nbatch", type=int, help="measurement 6's size (default 1024; --quick 256)")
     parser.add_argument("--nthread", type=int, default=os.cpu_count() or 1,
                         help="threads of every engine (default: the CPUs reported)")
-    parser.add_argument("--backends", nargs="+", default=["cpu"], choices=["cpu", "warp"],
+    parser.add_argument("--backends", nargs="+", default=["cpu", "warp"], choices=["cpu", "warp"],
                         help="MJBlend pool backends (cpu: threads; warp: MuJoCo Warp on Warp's CPU)")
     parser.add_argument("--only", nargs="+", choices=MEASUREMENTS,
                         help="run only these measurements")
