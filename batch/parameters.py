@@ -102,10 +102,12 @@ class Parameters(Draws):
 
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
         """Makes `model` (a copy of the nominal model) environment `env`'s model: the
-        batch's per-simulation fields, and the statistics the compiler would give
-        (Batch holds no per-simulation stat; mj_step does not read it)."""
+        batch's per-simulation fields, and after a structural change the statistics
+        the compiler would give (Batch holds no per-simulation stat; mj_step does
+        not read it)."""
         self.batch.get_model(env, model)
-        compiled_statistics(model, mujoco.MjData(model))
+        if self.structural:
+            compiled_statistics(model)
 
     def model_of(self, env: int) -> mujoco.MjModel:
         """A stand-alone copy of environment `env`'s model, the one the batch runs."""

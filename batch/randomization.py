@@ -314,20 +314,19 @@ class Bound:
         for geom in self.sized_geoms:
             fit_bounds(model, geom)
         mujoco.mj_setConst(model, data)
-        compiled_statistics(model, data)
+        compiled_statistics(model)
 
 
-def compiled_statistics(model, data) -> None:
+def compiled_statistics(model) -> None:
     """stat.meaninertia and stat.meanmass as MuJoCo's compiler computes them for
     `model`'s values (mj_setConst leaves them as they were): its sums, in its order,
-    of the diagonal of M at qpos0 and of the bodies' masses. `data`: a scratch
-    MjData of the model. They do not enter mj_step in MuJoCo 4 (a test pins
-    that), so a pool's batch runs with the nominal ones; they matter to whoever
-    takes an environment's model (the mouse spring, a saved .mjb)."""
-    mujoco.mj_resetData(model, data)
-    mujoco.mj_fwdPosition(model, data)
+    of the diagonal of M at qpos0 (mj_setConst's dof_M0; equal to the compiled
+    value on every corpus model) and of the bodies' masses. They do not enter
+    mj_step in MuJoCo 4 (a test pins that), so a pool's batch runs with the
+    nominal ones; they matter to whoever takes an environment's model (the mouse
+    spring, a saved .mjb)."""
     if model.nv:
-        model.stat.meaninertia = _sum_in_order(data.M[model.M_rowadr + model.M_rownnz - 1]) / model.nv
+        model.stat.meaninertia = _sum_in_order(model.dof_M0) / model.nv
     if model.nbody > 1:
         model.stat.meanmass = _sum_in_order(model.body_mass[1:]) / (model.nbody - 1)
 
