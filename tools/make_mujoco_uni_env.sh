@@ -23,17 +23,9 @@ fi
 echo "== environment $VENV: $PACKAGES"
 command -v "$PYTHON" >/dev/null || { echo "error: $PYTHON not found" >&2; exit 1; }
 test -x "$VENV/bin/python" || "$PYTHON" -m venv "$VENV"
-log=$(mktemp)
+. tools/quiet_pip.sh
 # shellcheck disable=SC2086  # PACKAGES is a list
-if ! PIP_ROOT_USER_ACTION=ignore "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --only-binary=mujoco-uni-runtime $PACKAGES >"$log" 2>&1; then
-    grep -v "^WARNING: Location '" "$log" >&2 || true
-    rm -f "$log"
-    echo "error: pip failed making $VENV" >&2
-    exit 1
-fi
-grep -v "^WARNING: Location '" "$log" || true
-rm -f "$log"
+quiet_pip "$VENV/bin/python" -m pip install --only-binary=mujoco-uni-runtime $PACKAGES
 "$VENV/bin/python" -c "import mujoco; from mujoco_uni.batch_env import BatchEnvPool" \
     || { echo "error: $VENV cannot import mujoco_uni.batch_env" >&2; exit 1; }
 echo "$want" > "$stamp"

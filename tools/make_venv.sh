@@ -27,15 +27,7 @@ stamp="$VENV/.installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi
-quiet_pip() {  # pip "$@" with its exit status, its notes about this machine's absent extra indexes dropped
-    log=$(mktemp)
-    if PIP_ROOT_USER_ACTION=ignore "$@" --quiet --disable-pip-version-check >"$log" 2>&1; then
-        status=0; else status=$?; fi
-    grep -v "^WARNING: Location '" "$log" || true
-    rm -f "$log"
-    [ "$status" = 0 ] || echo "error: pip failed making $VENV: $*" >&2
-    return "$status"
-}
+. tools/quiet_pip.sh
 echo "== environment $VENV: bpy $BPY_VERSION (Python $BPY_PYTHON) + requirements-dev.txt"
 if [ "$BPY_PYTHON" = 3.11 ]; then
     command -v "$PYTHON" >/dev/null || {
