@@ -270,7 +270,10 @@ class BatchPool:
         run with collision and constraints switched off: poses need neither, and they
         were most of its time (Franka, 1024 environments: 2.98 ms, 1.13 ms without)."""
         batch = self._load(state)
-        out = tuple(batch.bind(name) for name in fields)  # bound before the call, which fills them
+        # bound before the call, which fills them. A bound output stays registered and is
+        # copied out after every later call, stepping too: all six pose fields add ~0.17 ms
+        # to a 12 ms step of 1024 humanoids (1.4%); Batch has no unbind.
+        out = tuple(batch.bind(name) for name in fields)
         if self._flags is None:  # per-simulation switches, so a query can set them for one call
             self._flags = batch.expand("opt.disableflags")
         nominal = self._flags.copy()
