@@ -6,7 +6,7 @@ the data, then publishes it; readers on any thread keep a reference as long as
 they like. Its arrays are copies, marked read-only.
 
 Times: `time` is the state's time. Poses (bodies, inertial frames, joint axes,
-geoms, sites, subtree centres of mass, tendon paths, flex and skin vertices)
+geoms, sites, cameras, subtree centres of mass, tendon paths, flex and skin vertices)
 are the kinematics of that state (`EngineSession.kinematics`); `qpos`, `qvel`, `act`,
 `ctrl`, `mocap_*` are the state itself; `sensordata`, `actuator_force` and
 `contacts` (with their forces) are what the last `mj_step` computed, of the
@@ -74,6 +74,8 @@ class Snapshot:
     xaxis: np.ndarray  # (njnt, 3)
     site_xpos: np.ndarray  # (nsite, 3)
     site_xmat: np.ndarray  # (nsite, 9)
+    cam_xpos: np.ndarray  # (ncam, 3): each MJCF camera's position (engine.cameras: its extrinsics)
+    cam_xmat: np.ndarray  # (ncam, 9): its frame, world from camera (looks along -z, y up)
     ten_wrapadr: np.ndarray  # (ntendon,): a tendon's first point in wrap_*
     ten_wrapnum: np.ndarray  # (ntendon,)
     wrap_obj: np.ndarray  # (nwrap * 2,): -2 a pulley (no segment across it), -1 a site, >= 0 a geom
@@ -162,6 +164,7 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         xipos=_frozen(data.xipos), ximat=_frozen(data.ximat), subtree_com=_frozen(data.subtree_com),
         xanchor=_frozen(data.xanchor), xaxis=_frozen(data.xaxis),
         site_xpos=_frozen(data.site_xpos), site_xmat=_frozen(data.site_xmat),
+        cam_xpos=_frozen(data.cam_xpos), cam_xmat=_frozen(data.cam_xmat),
         ten_wrapadr=_frozen(data.ten_wrapadr), ten_wrapnum=_frozen(data.ten_wrapnum),
         wrap_obj=_frozen(data.wrap_obj.reshape(-1)), wrap_xpos=_frozen(data.wrap_xpos.reshape(-1, 3)),
         eq_active=_frozen(data.eq_active),
