@@ -414,6 +414,12 @@ class RenderWorker:
             return self._changed.wait_for(lambda: self._frame_id >= frame_id or self.error is not None,
                                           timeout) and self.error is None
 
+    def wait_request(self, request_id: int, timeout: float | None = None) -> bool:
+        """Wait until request `request_id` (request's return) or a newer one has frames."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done[0] >= request_id or self.error is not None,
+                                          timeout) and self.error is None
+
     def _work(self):
         """(request id, request, snapshot) to render now, or None."""
         request, snapshot = self._request, self.source()

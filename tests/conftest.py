@@ -8,6 +8,9 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # helpers, addon_loader
+# mujoco.Renderer's backend is picked when mujoco is first imported: EGL (a GPU, or
+# Mesa's llvmpipe) unless the run names another (tests/engine/test_cameras.py)
+os.environ.setdefault("MUJOCO_GL", "egl")
 
 import addon_loader  # noqa: E402,F401  (the package link, before any test imports mjblend)
 
