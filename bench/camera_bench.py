@@ -1,0 +1,123 @@
+"""Cameras as sensors, part 1: MuJoCo's renderer through MJBlend's sensor path
+(engine/cameras.py: the state put into a private MjData by mj_setState + mj_forward,
+update_scene, render, a Frame with K and the pose) against mujoco.Renderer alone
+(update_scene + render of an MjData already forwarded), in one run.
+
+    MUJOCO_GL=egl .venv/bin/python bench/camera_bench.py [--model PATH] [--camera NAME]
+        [--frames F] [--repeat R] [--width 640 --height 480]
+
+1. one RGB camera at 640 x 480: frames per second, MJBlend / mujoco.Renderer alone
+   (target >= 0.9);
+2. RGB + depth + segmentation of that camera together, likewise.
+
+Both sides render the same 30 states of a simulation of the model (default: the
+corpus humanoid, its "side" camera), interleaved repeat by repeat; medians of R.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import addon_loader  # noqa: E402,F401  (links the add-on as `mjblend`, as the tests do)
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from mjblend.engine import cameras  # noqa: E402
+
+TARGET = 0.9
+HUMANOID = os.path.join(ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid", "humanoid.xml")
+KINDS = {"rgb": ("rgb",), "rgb+depth+segmentation": cameras.KINDS}
+
+
+def states(model, count: int):
+    """`count` full-physics states 0.02 s apart, and an MjData forwarded in each."""
+    data = mujoco.MjData(model)
+    if model.nkey:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+    size = mujoco.mj_stateSize(model, cameras.STATE)
+    vectors, datas = [], []
+    for _ in range(count):
+        end = data.time + 0.02
+        while data.time < end:
+            mujoco.mj_step(model, data)
+        vector = np.empty(size)
+        mujoco.mj_getState(model, data, vector, cameras.STATE)
+        forwarded = mujoco.MjData(model)
+        mujoco.mj_setState(model, forwarded, vector, cameras.STATE)
+        mujoco.mj_forward(model, forwarded)
+        vectors.append(vector)
+        datas.append(forwarded)
+    return vectors, datas
+
+
+def alone(renderer, datas, cam_id: int, kinds, frames: int) -> float:
+    """Frames per second of mujoco.Renderer alone."""
+    start = time.perf_counter()
+    for i in range(frames):
+        renderer.update_scene(datas[i % len(datas)], cam_id)
+        for kind in kinds:
+            if kind == "depth":
+                renderer.enable_depth_rendering()
+            elif kind == "segmentation":
+                renderer.enable_segmentation_rendering()
+            renderer.render()
+        renderer.disable_depth_rendering()
+        renderer.disable_segmentation_rendering()
+    return frames / (time.perf_counter() - start)
+
+
+def sensor(renderer, vectors, name: str, kinds, frames: int, width: int, height: int) -> float:
+    """Frames per second through MJBlend's sensor path, from state vectors."""
+    start = time.perf_counter()
+    for i in range(frames):
+        renderer.render(vectors[i % len(vectors)], name, kinds, width, height)
+    return frames / (time.perf_counter() - start)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=HUMANOID)
+    parser.add_argument("--camera", default="side")
+    parser.add_argument("--frames", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--width", type=int, default=640)
+    parser.add_argument("--height", type=int, default=480)
+    args = parser.parse_args(argv)
+
+    model = mujoco.MjModel.from_xml_path(args.model)
+    cam = cameras.camera(model, args.camera)
+    vectors, datas = states(model, 30)
+    print(f"model {os.path.relpath(args.model, ROOT)}, camera '{cam.name}', {args.width} x {args.height}, "
+          f"MUJOCO_GL={os.environ['MUJOCO_GL']}, mujoco {mujoco.__version__}; {args.frames} frames x "
+          f"{args.repeat} repeats, medians")
+    results = {}
+    with mujoco.Renderer(model, args.height, args.width) as baseline, cameras.CameraRenderer(model) as ours:
+        for label, kinds in KINDS.items():
+            alone(baseline, datas, cam.id, kinds, 3)  # warm both
+            sensor(ours, vectors, cam.name, kinds, 3, args.width, args.height)
+            ref, mine = [], []
+            for _ in range(args.repeat):
+                ref.append(alone(baseline, datas, cam.id, kinds, args.frames))
+                mine.append(sensor(ours, vectors, cam.name, kinds, args.frames, args.width, args.height))
+            ref_fps, mine_fps = statistics.median(ref), statistics.median(mine)
+            ratio = mine_fps / ref_fps
+            results[label] = {"mujoco_renderer_fps": ref_fps, "mjblend_fps": mine_fps, "ratio": ratio}
+            met = "met" if ratio >= TARGET else "MISSED"
+            verdict = f" (target >= {TARGET}: {met})" if label == "rgb" else ""
+            print(f"{label:>24}: mujoco.Renderer alone {ref_fps:7.1f} frames/s, MJBlend's sensor path "
+                  f"{mine_fps:7.1f} frames/s, ratio {ratio:.3f}{verdict}")
+    print(json.dumps(results))
+    return 0 if results["rgb"]["ratio"] >= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
