@@ -42,6 +42,7 @@ import random
 import struct
 import threading
 import time
+import zlib
 from concurrent.futures import Future
 
 import numpy as np
@@ -68,9 +69,11 @@ CAPTURE_TIMEOUT = 10.0  # seconds an include_cameras render may take (a first on
 
 @dataclasses.dataclass
 class Delay:
-    """set_camera_delay: frames published `delay_s` (+ up to `jitter_s`, seeded)
-    after their state on the simulation's clock ("sim") or the wall clock ("wall"),
-    at most `max_fps` a second (0: every new state)."""
+    """set_camera_delay, as URLab: a frame is published `delay_s` after its state
+    (each frame's delay drawn uniformly from delay_s +- jitter_s, clamped at 0, by
+    a per-camera generator seeded with `seed`, or from the camera's name for 0),
+    on the simulation's clock ("sim") or the wall clock ("wall"); at most `max_fps`
+    frames a second are rendered (0: every new state)."""
 
     delay_s: float = 0.0
     jitter_s: float = 0.0
@@ -294,7 +297,7 @@ class CameraStreams:
         for name, delay in wanted.items():
             camera = cameras[name]
             camera.delay = delay
-            camera.rng = random.Random(delay.seed)
+            camera.rng = random.Random(delay.seed or zlib.crc32(name.encode()))
         return {name: cameras[name].delay.echo() for name in wanted}
 
     def _bind(self, camera: ServedCamera):
@@ -525,7 +528,10 @@ class CameraStreams:
             payload = header(int(state.frame), float(state.time), camera.width, camera.height, capture) \
                 + pixels(frame, camera.mode)[1].tobytes()
             delay = camera.delay
-            wait = delay.delay_s + (camera.rng.uniform(0.0, delay.jitter_s) if delay.jitter_s > 0 else 0.0)
+            wait = delay.delay_s
+            if delay.jitter_s > 0:
+                low, high = delay.delay_s - delay.jitter_s, delay.delay_s + delay.jitter_s
+                wait = max(0.0, camera.rng.uniform(low, high))
             if wait <= 0:
                 self._publish(camera, payload)
             else:

@@ -357,9 +357,9 @@ def test_blenders_renderer_is_refused_clearly_for_now(serve, arm):
 
 
 def test_a_subscriber_that_never_reads_does_not_slow_the_simulation(serve, arm):
-    """A SUB that never reads a 640 x 480 camera: the PUB drops beyond its queue, the
-    simulation keeps real time, requests are answered."""
-    served = serve_arm(serve, arm, cameras={"arm_eye": {"resolution": (640, 480)}})
+    """A SUB that never reads: the PUB drops what its queue (10) and the SUB's (1) do
+    not hold, the simulation keeps real time, requests are answered."""
+    served = serve_arm(serve, arm)
     client = served.client()
     reply = client.call("set_camera_streaming", cameras={"arm_eye": {"zmq": True}})
     sub = ZmqCamera(reply["cameras"]["arm_eye"]["zmq_endpoint"], "arm_eye", hwm=1)
@@ -367,7 +367,7 @@ def test_a_subscriber_that_never_reads_does_not_slow_the_simulation(serve, arm):
     start = client.call("get_state")["time"]
     client.call("set_paused", paused=False)
     began = time.monotonic()
-    time.sleep(2.0)
+    time.sleep(3.0)
     asked = time.monotonic()
     now = client.call("get_state")
     answered = time.monotonic() - asked
@@ -376,7 +376,8 @@ def test_a_subscriber_that_never_reads_does_not_slow_the_simulation(serve, arm):
     camera = served.bridge.cameras.cameras["arm_eye"]
     assert now["time"] - start >= 0.9 * (wall - answered - 0.1), (now["time"] - start, wall)
     assert answered < 0.5
-    assert camera.published >= 10  # (frames went on being sent, and dropped, while no one read)
+    # frames went on being published while no one read, more than the queues hold
+    assert camera.published > 15, camera.published
     sub.close()
 
 
