@@ -14,7 +14,7 @@ from mathutils import Matrix
 
 from ..engine import cameras, dataset
 from ..sync import timeline
-from . import scene_session
+from . import blender_camera, scene_session
 
 
 def job(scene, folder: str, settings: dataset.Settings, prefs=None) -> dataset.Job:
@@ -69,13 +69,7 @@ class BlenderFrames:
     name = "blender"
 
     def __init__(self, scene, settings: dataset.Settings):
-        try:
-            from . import blender_camera
-        except ImportError as error:
-            raise dataset.DatasetError(
-                f"Blender's camera renderer is not available in this build ({error})"
-            ) from error
-        self.render_camera = blender_camera.render
+        self.module = blender_camera
         self.scene = scene
         self.settings = settings
         self.frame_was = scene.frame_current
@@ -97,13 +91,13 @@ class BlenderFrames:
         return sorted(self._lights)
 
     def describe(self) -> dict:
+        engine = self.settings.engine
         samples = self.settings.samples
-        return {
-            "name": "blender",
-            "engine": self.settings.engine,
-            "samples": samples,
-            "blender": bpy.app.version_string,
-        }
+        if samples is None and engine == "CYCLES":
+            samples = self.module.CYCLES_SAMPLES
+        elif samples is None and engine.startswith("BLENDER_EEVEE"):
+            samples = self.module.EEVEE_SAMPLES
+        return {"name": "blender", "engine": engine, "samples": samples, "blender": bpy.app.version_string}
 
     def apply(self, draw: dict | None) -> None:
         self._draw = draw
@@ -116,7 +110,7 @@ class BlenderFrames:
             self._frame = frame
             if self._draw is not None:
                 self._randomize(self._draw)
-        return self.render_camera(
+        return self.module.render(
             self.scene,
             cam,
             kinds=kinds,

@@ -269,3 +269,52 @@ def test_the_command_line_entry():
     if bpy.app.version >= (4, 2, 0):  # `blender --command mjblend_dataset ...`
         assert dataset_command.command.handle is not None
     assert dataset_command.main(["--help"]) == 0
+
+
+def test_a_workbench_dataset_is_the_bake_posed_and_puts_the_scene_back(baked, tmp_path):
+    looks, frame_was = scene_looks(baked), baked.frame_current
+    for name in ("a", "b"):
+        options = dict(renderer="BLENDER", engine="BLENDER_WORKBENCH", randomize="FRAME", seed=5)
+        assert render_dataset(tmp_path / name, frame_end=3, **options) == {"FINISHED"}
+    assert render_dataset(tmp_path / "plain", renderer="BLENDER", frame_end=1, kinds={"rgb"}) == {"FINISHED"}
+    assert scene_looks(baked) == looks and baked.frame_current == frame_was  # put back exactly
+    plain = png.read(tmp_path / "plain" / "top" / "rgb" / "000001.png")
+    assert np.array_equal(
+        png.read(tmp_path / "a" / "top" / "rgb" / "000001.png"),
+        png.read(tmp_path / "b" / "top" / "rgb" / "000001.png"),
+    )
+    assert not np.array_equal(png.read(tmp_path / "a" / "top" / "rgb" / "000001.png"), plain)
+    folder = tmp_path / "a"
+    manifest = read_json(folder / "manifest.json")
+    assert manifest["complete"] is True and manifest["frames"] == [1, 2, 3]
+    assert manifest["renderer"]["name"] == "blender" and manifest["renderer"]["engine"] == "BLENDER_WORKBENCH"
+    recording = timeline.recorded(baked)
+    states = np.load(folder / "states.npz")
+    assert np.array_equal(states["integration_state"], recording.state[:3])
+    table = read_json(folder / "segmentation.json")
+    model = compiled(baked)
+    with cameras.CameraRenderer(model) as reference:
+        for row, frame in enumerate((1, 2, 3)):
+            entry = read_json(folder / "frames" / f"{frame:06d}.json")
+            assert (
+                entry["randomization"]
+                == read_json(tmp_path / "b" / "frames" / f"{frame:06d}.json")["randomization"]
+            )  # (same seed)
+            assert set(entry["randomization"]["materials"]) >= {"red", "blue"}  # Blender's materials
+            for name in CAMERAS:
+                files = entry["cameras"][name]["files"]
+                rgb = png.read(folder / files["rgb"])
+                cam = cameras.camera(model, name)
+                assert rgb.shape == (cam.height, cam.width, 3)
+                expected = reference.render(
+                    recording.state[row], name, ("depth", "segmentation"), spec=dataset.INTEGRATION
+                )
+                depth = np.load(folder / files["depth"])
+                close = np.abs(depth - expected.depth) <= 0.01 * expected.depth
+                assert close.mean() > 0.9  # (the same pose: edges aside, the same depth)
+                ids = png.read(folder / files["segmentation"])
+                names = np.array([table[str(v)]["name"] for v in ids.ravel()]).reshape(ids.shape)
+                geoms = expected.segmentation[..., 0]
+                mujoco_names = np.array([model.geom(int(g)).name if g >= 0 else "" for g in geoms.ravel()])
+                assert (names.ravel() == mujoco_names).mean() > 0.9
+                assert np.array_equal(entry["cameras"][name]["K"], cam.K())
