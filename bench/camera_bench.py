@@ -170,8 +170,8 @@ def dataset_costs(args) -> dict:
     sim = statistics.median(stepping)
     cam = cameras.camera(model, args.camera)
     print(f"part 3: dataset frames of '{cam.name}' at {cam.width} x {cam.height}, RGB + depth + "
-          f"segmentation, {args.dataset_frames} frames each (medians, the first frame left out); scene at {fps:g} fps "
-          f"= {steps_at(1, fps, model.opt.timestep)} steps of {model.opt.timestep:g} s per frame")
+          f"segmentation, {args.dataset_frames} frames each (medians, the first frame left out); scene at "
+          f"{fps:g} fps = {steps_at(1, fps, model.opt.timestep)} steps of {model.opt.timestep:g} s per frame")
     print(f"{'simulation (MuJoCo stepping)':>34}: {sim * 1e3:9.2f} ms per frame")
     results = {"simulation_s_per_frame": sim, "width": cam.width, "height": cam.height}
     runs = (("mujoco", "BLENDER_WORKBENCH", None, "MuJoCo renderer"),
