@@ -6,6 +6,7 @@ it is incomplete, and the headless command writes the same in another process.""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -216,6 +217,15 @@ ENTRY = (
 )
 
 
+# bpy before 5.0 can crash at exit once the add-on was enabled (tests/blender/conftest.py,
+# EXIT_CRASHES): there the exit status may be SIGSEGV after main's own status was printed
+EXIT_CRASHES = bpy.app.version < (5, 0, 0)
+
+
+def exited(run, status: int) -> bool:
+    return run.returncode == status or (EXIT_CRASHES and run.returncode == -signal.SIGSEGV)
+
+
 def headless(*args):
     paths = [LINK_DIR, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), MUJOCO_GL="egl")
@@ -245,7 +255,7 @@ def test_the_headless_command_bakes_and_writes_a_dataset(clean_scene, tmp_path):
         "--frame-end",
         "2",
     )
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert exited(run, 0), run.stdout + run.stderr
     assert "MJBlend dataset of 2 frames written to" in run.stdout
     manifest = read_json(out / "manifest.json")
     assert manifest["complete"] is True and manifest["frames"] == [1, 2] and manifest["seed"] == 3
@@ -258,9 +268,9 @@ def test_the_headless_command_bakes_and_writes_a_dataset(clean_scene, tmp_path):
         assert read_json(out / "frames" / f"{frame:06d}.json")["randomization"] is not None
 
     refused = headless(blend, tmp_path / "none", "--cameras", "nope")
-    assert refused.returncode == 1 and "Nothing is baked" in refused.stderr
+    assert exited(refused, 1) and "Nothing is baked" in refused.stderr
     refused = headless(blend, tmp_path / "none", "--bake", "0.05", "--cameras", "nope")
-    assert refused.returncode == 1 and "No camera 'nope'" in refused.stderr
+    assert exited(refused, 1) and "No camera 'nope'" in refused.stderr
 
 
 def test_the_command_line_entry():
