@@ -362,6 +362,7 @@ class Dataset:
     manifest: dict
     segmentation: SegmentationTable
     written: list = field(default_factory=list)  # (frame, time, full state, integration state, sensordata)
+    _data: mujoco.MjData | None = None  # (the full state is read back through it)
 
     @classmethod
     def open(
@@ -446,7 +447,9 @@ class Dataset:
     ) -> None:
         """Frame `frame`'s files: each camera's images (cameras.Frame list), its JSON."""
         full = np.empty(mujoco.mj_stateSize(self.model, FULL))
-        data = mujoco.MjData(self.model)
+        if self._data is None:
+            self._data = mujoco.MjData(self.model)
+        data = self._data
         mujoco.mj_setState(self.model, data, state, INTEGRATION)
         mujoco.mj_getState(self.model, data, full, FULL)
         stem = f"{frame:06d}"

@@ -114,9 +114,12 @@ class MUJOCO_OT_render_dataset(bpy.types.Operator):
 
     def _job(self, context):
         values = self.values(context.scene)
-        folder = bpy.path.abspath(values["directory"])
-        if not folder:
+        if not values["directory"]:
             raise dataset.DatasetError("Choose a folder for the dataset")
+        if values["directory"].startswith("//") and not bpy.data.filepath:
+            raise dataset.DatasetError(f"The folder {values['directory']} is relative to the .blend file, "
+                                       "which is not saved yet: save it first, or choose an absolute folder")
+        folder = bpy.path.abspath(values["directory"])
         return camera_dataset.job(context.scene, folder, settings_of(values), preferences.settings(context))
 
     def execute(self, context):

@@ -204,6 +204,9 @@ def test_refusals_are_clear_and_write_nothing(baked, tmp_path):
         camera_dataset.job(baked, str(tmp_path / "c"), dataset.Settings(cameras=CAMERAS, renderer="povray"))
     with pytest.raises(RuntimeError, match=r"Frame 998 is not recorded \(the bake has frames 1-6\)"):
         bpy.ops.mujoco.render_dataset(directory=str(tmp_path / "d"), frame_start=998, frame_end=999)
+    baked.mujoco_dataset.directory = "//set"  # (the panel's default is //dataset)
+    with pytest.raises(RuntimeError, match="relative to the .blend file, which is not saved yet"):
+        bpy.ops.mujoco.render_dataset()
     bpy.ops.mujoco.clear_bake()
     assert not bpy.ops.mujoco.render_dataset.poll()
     with pytest.raises(dataset.DatasetError, match="Nothing is baked"):
