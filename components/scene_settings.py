@@ -185,8 +185,9 @@ class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
     """What Render Camera Dataset (operators/dataset.py) makes of the bake by default."""
 
     directory: StringProperty(
-        name="Folder", subtype="DIR_PATH", default="//dataset",
-        description="The folder the dataset is written to (empty, or an earlier dataset, which is replaced)")
+        name="Folder", subtype="DIR_PATH", default="",
+        description="The folder the dataset is written to (empty, or an earlier dataset, which is replaced; "
+                    "// is the .blend's folder)")
     cameras: StringProperty(
         name="Cameras", default="",
         description="MuJoCo cameras to render, comma-separated names (empty: every camera)")
