@@ -13,6 +13,7 @@ runs from the bpy module.
 from __future__ import annotations
 
 import argparse
+import os
 
 import bpy
 
@@ -49,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--height", type=int, default=0, help="image height (0: each camera's resolution)")
     out.add_argument("--randomize", choices=dataset.RANDOMIZE, default="none")
     out.add_argument("--seed", type=int, default=0)
+    out.add_argument("--textures", default="", metavar="DIR",
+                     help="a folder of images (.png, .jpg): --randomize also draws one per material")
     out.add_argument("--frame-start", type=int, default=None, help="first frame (default: the bake's first)")
     out.add_argument("--frame-end", type=int, default=None, help="last frame (default: the bake's last)")
     out.add_argument(
@@ -96,6 +99,7 @@ def main(argv) -> int:
         "height": args.height,
         "randomize": args.randomize,
         "seed": args.seed,
+        "textures": os.path.abspath(args.textures) if args.textures else "",
         "frames": None
         if (start, end) == (bake.frame_start, bake.frame_end)
         else tuple(range(start, end + 1)),

@@ -218,6 +218,10 @@ class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
         description="Visual randomization: materials' colours and roughness, lights' strength and direction")
     seed: IntProperty(name="Seed", default=0, min=0,
                       description="The randomization's seed (same seed, same draws)")
+    textures: StringProperty(
+        name="Textures", subtype="DIR_PATH", default="",
+        description="A folder of images (.png, .jpg): randomization also draws one per material "
+                    "(empty: no textures)")
 
 
 CLASSES = (OptionOverride, MJBLEND_PG_simulation, MJBLEND_PG_randomization_preview, MJBLEND_PG_bake,

@@ -87,6 +87,7 @@ class Settings:
     lights: bool = True
     light_strength: tuple = (0.5, 1.5)  # factor range
     max_tilt: float = 30.0  # degrees a light's direction turns at most
+    textures: str | None = None  # a folder of images (.png, .jpg): one drawn per material
     frames: tuple | None = None  # scene frames to render (None: every recorded frame)
 
     def check(self, cameras_named: bool = True) -> None:
@@ -103,9 +104,24 @@ class Settings:
             raise DatasetError(
                 f"Unknown image kind {bad or self.kinds!r} (kinds: {', '.join(cameras.KINDS)})"
             )
+        if self.textures is not None and not texture_files(self.textures):
+            raise DatasetError(f"No images (.png, .jpg, .jpeg) in the texture folder {self.textures}")
         low, high = self.light_strength
         if not 0 <= low <= high:
             raise DatasetError(f"Light strength range {self.light_strength} is not low <= high, both >= 0")
+
+
+TEXTURE_FILES = (".png", ".jpg", ".jpeg")
+
+
+def texture_files(folder: str) -> list:
+    """The images of a texture folder, sorted by name (the draws' order)."""
+    try:
+        names = os.listdir(folder)
+    except OSError as error:
+        raise DatasetError(f"Cannot read the texture folder {folder}: {error.strerror or error}") from None
+    return sorted(n for n in names
+                  if n.lower().endswith(TEXTURE_FILES) and os.path.isfile(os.path.join(folder, n)))
 
 
 @dataclass
@@ -205,13 +221,15 @@ def _element(model, objtype: int, objid: int) -> dict:
 
 class Randomizer:
     """Seeded draws of a look (see the module's docstring): `draw()` gives, for the
-    materials and lights named, {"materials": {name: {"rgb", "roughness"}}, "lights":
-    {name: {"strength", "axis", "angle"}}} (angle in radians)."""
+    materials and lights named, {"materials": {name: {"rgb", "roughness", "texture"}},
+    "lights": {name: {"strength", "axis", "angle"}}} (angle in radians; "texture" a
+    file name of the texture folder, drawn only when there is one)."""
 
     def __init__(self, settings: Settings, materials, lights):
         self.settings = settings
         self.materials = list(materials)
         self.lights = list(lights)
+        self.textures = texture_files(settings.textures) if settings.textures else []
         self.rng = np.random.default_rng(settings.seed)
         self._once = None
 
@@ -235,6 +253,8 @@ class Randomizer:
                 entry["rgb"] = [float(v) for v in rng.uniform(0.0, 1.0, 3)]
             if s.roughness:
                 entry["roughness"] = float(rng.uniform(0.0, 1.0))
+            if self.textures:
+                entry["texture"] = self.textures[int(rng.integers(len(self.textures)))]
             materials[name] = entry
         lights = {}
         if s.lights:
@@ -261,10 +281,20 @@ class ModelLook:
     are "material/<name>" (mat_rgba, mat_shininess = 1 - roughness) and "geom/<name>"
     for each geom without a material (geom_rgba; no roughness: MuJoCo's geoms have none);
     lights are "light/<name>" (light_diffuse and light_specular times the strength,
-    light_dir turned) and "headlight" (its diffuse times the strength)."""
+    light_dir turned) and "headlight" (its diffuse times the strength). A drawn texture
+    replaces the pixels of a material's own 2D colour texture (resized, nearest pixel):
+    a material without one has no texture coordinates to show another with.
+    `apply` returns the texture ids whose pixels changed (to upload to a GL context)."""
 
-    def __init__(self, model: mujoco.MjModel):
+    def __init__(self, model: mujoco.MjModel, textures: str | None = None, load=None):
+        """`textures`: the texture folder; `load(path)` -> (H, W, 3 or 4) uint8, row 0
+        at the top (default: PNGs MJBlend wrote, engine/png.py)."""
         self.model = model
+        self.folder = textures
+        self.load = load or _read_image
+        self._images: dict = {}  # file name -> pixels
+        self._textured: set = set()  # texture ids holding a drawn image now
+        self.original_textures = model.tex_data.copy() if textures else None
         self.original = {
             key: getattr(model, key).copy()
             for key in (
@@ -291,13 +321,18 @@ class ModelLook:
     def lights(self) -> list:
         return [*self._lights, "headlight"]
 
-    def apply(self, draw: dict | None) -> None:
+    def apply(self, draw: dict | None) -> set:
         model = self.model
         for key, value in self.original.items():
             getattr(model, key)[:] = value
         model.vis.headlight.diffuse[:] = self.headlight
+        changed = set(self._textured)
+        for tex in self._textured:
+            adr, size = self._texture_span(tex)
+            model.tex_data[adr:adr + size] = self.original_textures[adr:adr + size]
+        self._textured = set()
         if draw is None:
-            return
+            return changed
         for name, entry in draw["materials"].items():
             kind, index = self._materials[name]
             rgba = model.mat_rgba if kind == "mat" else model.geom_rgba
@@ -305,6 +340,10 @@ class ModelLook:
                 rgba[index, :3] = entry["rgb"]
             if "roughness" in entry and kind == "mat":
                 model.mat_shininess[index] = 1.0 - entry["roughness"]
+            tex = self._colour_texture(index) if kind == "mat" and "texture" in entry else -1
+            if tex >= 0:
+                self._put_texture(tex, entry["texture"])
+                changed.add(tex)
         for name, entry in draw["lights"].items():
             if name == "headlight":
                 model.vis.headlight.diffuse[:] = np.clip(self.headlight * entry["strength"], 0, 1)
@@ -313,6 +352,45 @@ class ModelLook:
             model.light_diffuse[i] = self.original["light_diffuse"][i] * entry["strength"]
             model.light_specular[i] = self.original["light_specular"][i] * entry["strength"]
             model.light_dir[i] = rotation(entry["axis"], entry["angle"]) @ self.original["light_dir"][i]
+        return changed
+
+    def _colour_texture(self, mat: int) -> int:
+        """The material's 2D colour texture id, or -1."""
+        for role in (mujoco.mjtTextureRole.mjTEXROLE_RGB, mujoco.mjtTextureRole.mjTEXROLE_RGBA):
+            tex = int(self.model.mat_texid[mat][int(role)])
+            if tex >= 0 and int(self.model.tex_type[tex]) == int(mujoco.mjtTexture.mjTEXTURE_2D):
+                return tex
+        return -1
+
+    def _texture_span(self, tex: int) -> tuple:
+        m = self.model
+        return int(m.tex_adr[tex]), int(m.tex_height[tex] * m.tex_width[tex] * m.tex_nchannel[tex])
+
+    def _put_texture(self, tex: int, file_name: str) -> None:
+        if file_name not in self._images:
+            image = np.asarray(self.load(os.path.join(self.folder, file_name)), np.uint8)
+            if image.ndim == 2:
+                image = np.repeat(image[..., None], 3, axis=2)
+            self._images[file_name] = image
+        image = self._images[file_name]
+        m = self.model
+        height, width, channels = int(m.tex_height[tex]), int(m.tex_width[tex]), int(m.tex_nchannel[tex])
+        rows = np.arange(height) * image.shape[0] // height
+        cols = np.arange(width) * image.shape[1] // width
+        resized = image[rows][:, cols]
+        out = np.full((height, width, channels), 255, np.uint8)
+        out[..., :min(channels, 3)] = resized[..., :min(channels, 3)]
+        if channels == 4 and resized.shape[2] == 4:
+            out[..., 3] = resized[..., 3]
+        adr, size = self._texture_span(tex)
+        m.tex_data[adr:adr + size] = out.ravel()
+        self._textured.add(tex)
+
+
+def _read_image(path: str) -> np.ndarray:
+    if not path.lower().endswith(".png"):
+        raise DatasetError(f"{path}: outside Blender only PNG textures MJBlend wrote are read")
+    return png.read(path)
 
 
 def _name(model, kind, index: int) -> str:
@@ -325,9 +403,10 @@ class MujocoFrames:
 
     name = "mujoco"
 
-    def __init__(self, model: mujoco.MjModel, max_geom: int = 10000):
+    def __init__(self, model: mujoco.MjModel, max_geom: int = 10000, textures: str | None = None, load=None):
+        """`textures`, `load`: see ModelLook."""
         self.model = copy.deepcopy(model)
-        self.look = ModelLook(self.model)
+        self.look = ModelLook(self.model, textures, load)
         self.renderer = cameras.CameraRenderer(self.model, max_geom)
 
     def materials(self) -> list:
@@ -337,7 +416,13 @@ class MujocoFrames:
         return self.look.lights()
 
     def apply(self, draw: dict | None) -> None:
-        self.look.apply(draw)
+        changed = self.look.apply(draw)
+        # (a renderer made later uploads every texture itself; those made already hold
+        # the old pixels on the GPU: mujoco.Renderer keeps its GL context private)
+        for renderer in self.renderer._renderers.values() if changed else ():
+            renderer._gl_context.make_current()
+            for tex in sorted(changed):
+                mujoco.mjr_uploadTexture(self.model, renderer._mjr_context, tex)
 
     def render(self, frame: int, state: np.ndarray, cam, kinds, width, height) -> cameras.Frame:
         return self.renderer.render(state, cam, kinds, width, height, spec=INTEGRATION)

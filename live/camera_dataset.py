@@ -7,6 +7,7 @@ lights randomized and put back exactly afterwards).
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import bpy
 import numpy as np
@@ -37,15 +38,34 @@ def job(scene, folder: str, settings: dataset.Settings, prefs=None) -> dataset.J
         )
     names = settings.cameras or tuple(c.name for c in _all_cameras(model))
     settings = dataclasses.replace(settings, cameras=tuple(names))
-    renderer = (
-        dataset.MujocoFrames(model) if settings.renderer == "mujoco" else BlenderFrames(scene, settings)
-    )
+    if settings.renderer == "mujoco":
+        renderer = dataset.MujocoFrames(model, textures=settings.textures, load=load_image)
+    else:
+        renderer = BlenderFrames(scene, settings)
     extra = {"scene": scene.name, "blend": _blend_path(), "bake": {"source": scene.mujoco_bake.source}}
     try:
         return dataset.Job(folder, model, dataset.Frames.of_recording(recording), settings, renderer, extra)
     except BaseException:
         renderer.close()
         raise
+
+
+def load_image(path: str) -> np.ndarray:
+    """Any image file Blender reads, as (H, W, 4) uint8, row 0 at the top, its bytes
+    as stored (no colour conversion: MuJoCo's textures hold sRGB bytes too)."""
+    try:
+        image = bpy.data.images.load(path, check_existing=False)
+    except RuntimeError as error:
+        raise dataset.DatasetError(f"Cannot read the texture {path}: {error}") from None
+    try:
+        image.colorspace_settings.is_data = True  # (the file's bytes, not linearized)
+        width, height = image.size
+        pixels = np.empty(width * height * 4, np.float32)
+        image.pixels.foreach_get(pixels)
+    finally:
+        bpy.data.images.remove(image)
+    rows = pixels.reshape(height, width, 4)[::-1]  # (Blender's row 0 is the bottom)
+    return np.clip(np.round(rows * 255), 0, 255).astype(np.uint8)
 
 
 def _all_cameras(model):
@@ -80,6 +100,8 @@ class BlenderFrames:
                     self._materials[slot.material.name] = slot.material
         self._lights = {obj.name: obj for obj in scene.objects if obj.type == "LIGHT"}
         self._saved = {name: _material_values(m) for name, m in self._materials.items()}
+        self._added = []  # (material, node) image nodes a drawn texture added
+        self._images = {}  # file name -> bpy image loaded for the draws
         self._saved_lights = {name: _light_values(o) for name, o in self._lights.items()}
         self._draw = None
         self._frame = None
@@ -129,6 +151,8 @@ class BlenderFrames:
             if "roughness" in entry:
                 material.roughness = entry["roughness"]
                 _principled_input(material, "Roughness", entry["roughness"])
+            if "texture" in entry:
+                self._texture(material, entry["texture"])
         for name, entry in draw["lights"].items():
             obj = self._lights[name]
             obj.data.energy = self._saved_lights[name]["energy"] * entry["strength"]
@@ -137,7 +161,27 @@ class BlenderFrames:
             obj.matrix_world = Matrix(world.tolist())
         self.scene.view_layers[0].update() if self.scene.view_layers else None
 
+    def _texture(self, material, file_name: str) -> None:
+        """The drawn image into the Principled BSDF's Base Color through a new Image
+        Texture node (a material whose Base Color is linked already keeps its own)."""
+        node = _principled(material)
+        if node is None or node.inputs["Base Color"].is_linked:
+            return
+        if file_name not in self._images:
+            path = os.path.join(self.settings.textures, file_name)
+            try:
+                self._images[file_name] = bpy.data.images.load(path, check_existing=False)
+            except RuntimeError as error:
+                raise dataset.DatasetError(f"Cannot read the texture {path}: {error}") from None
+        image_node = material.node_tree.nodes.new("ShaderNodeTexImage")
+        image_node.image = self._images[file_name]
+        material.node_tree.links.new(image_node.outputs["Color"], node.inputs["Base Color"])
+        self._added.append((material, image_node))
+
     def _put_back(self) -> None:
+        for material, node in self._added:
+            material.node_tree.nodes.remove(node)  # (its link goes with it)
+        self._added = []
         for name, material in self._materials.items():
             _set_material_values(material, self._saved[name])
         for name, obj in self._lights.items():
@@ -145,11 +189,14 @@ class BlenderFrames:
 
     def close(self) -> None:
         self._put_back()
+        for image in self._images.values():
+            bpy.data.images.remove(image)
+        self._images = {}
         self.scene.frame_set(self.frame_was)
 
 
 def _principled(material):
-    if not material.use_nodes or material.node_tree is None:
+    if material.node_tree is None:
         return None
     return next((n for n in material.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
 

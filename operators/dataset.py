@@ -32,6 +32,7 @@ FIELDS = (
     "height",
     "randomize",
     "seed",
+    "textures",
 )
 
 
@@ -48,6 +49,7 @@ def settings_of(values: dict) -> dataset.Settings:
         height=values["height"] or None,
         randomize=values["randomize"].lower(),
         seed=values["seed"],
+        textures=bpy.path.abspath(values["textures"]) if values.get("textures") else None,
         frames=values.get("frames"),
     )
 
@@ -89,6 +91,8 @@ class MUJOCO_OT_render_dataset(bpy.types.Operator):
         items=(("NONE", "None", ""), ("FRAME", "Per Frame", ""), ("DATASET", "Per Dataset", "")),
     )
     seed: IntProperty(name="Seed", min=0)
+    textures: StringProperty(name="Textures", subtype="DIR_PATH",
+                             description="A folder of images (empty: none)")
     frame_start: IntProperty(
         name="Start Frame", description="First frame rendered (default: the bake's first)"
     )

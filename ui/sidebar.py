@@ -328,6 +328,7 @@ class MJBLEND_PT_camera_dataset(_SidebarPanel, bpy.types.Panel):
         layout.prop(settings, "randomize")
         if settings.randomize != "NONE":
             layout.prop(settings, "seed")
+            layout.prop(settings, "textures")
         layout.operator("mujoco.render_dataset", icon="RENDER_ANIMATION")
 
 

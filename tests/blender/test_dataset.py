@@ -52,7 +52,10 @@ def scene_looks(scene):
     """Every material's and light's value a randomization may touch."""
     out = {}
     for material in bpy.data.materials:
-        out[material.name] = (tuple(material.diffuse_color), material.roughness)
+        nodes = material.node_tree.nodes if material.node_tree else ()
+        out[material.name] = (tuple(material.diffuse_color), material.roughness, len(nodes),
+                              len(material.node_tree.links) if material.node_tree else 0)
+    out["images"] = sorted(image.name for image in bpy.data.images if image.type != "RENDER_RESULT")
     for obj in scene.objects:
         if obj.type == "LIGHT":
             out[obj.name] = (obj.data.energy, tuple(obj.matrix_world.col[2]))
@@ -153,7 +156,7 @@ def test_the_same_seed_draws_the_same_randomization_and_images(baked, tmp_path):
 
     a, b, c = draws("a"), draws("b"), draws("c")
     assert a == b and a != c and a[0] != a[1]  # per frame: a new draw each frame
-    assert set(a[0]["materials"]) == {"material/red", "material/blue", "geom/floor"}
+    assert set(a[0]["materials"]) == {"material/red", "material/blue", "material/floor"}
     assert set(a[0]["lights"]) == {"light/sun", "headlight"}
     assert draws("plain") == [None] * len(a)
     for frame in (1, 2):
@@ -169,6 +172,42 @@ def test_the_same_seed_draws_the_same_randomization_and_images(baked, tmp_path):
     assert render_dataset(tmp_path / "once", randomize="DATASET", seed=7, kinds={"rgb"}) == {"FINISHED"}
     once = draws("once")
     assert all(d == once[0] for d in once) and once[0] == a[0]  # one draw, the seed's first
+
+
+@pytest.fixture
+def texture_folder(tmp_path):
+    """Two solid textures: green and magenta."""
+    folder = tmp_path / "textures"
+    folder.mkdir()
+    for name, colour in (("green.png", (0, 255, 0)), ("magenta.png", (255, 0, 255))):
+        png.write(str(folder / name), np.full((8, 8, 3), colour, np.uint8))
+    (folder / "notes.txt").write_text("not an image")
+    return folder
+
+
+def test_drawn_textures_show_on_their_materials(baked, tmp_path, texture_folder):
+    looks = scene_looks(baked)
+    settings = dataset.Settings(cameras=("top",), kinds=("rgb", "segmentation"), randomize="frame", seed=1,
+                                colors=False, roughness=False, lights=False, textures=str(texture_folder))
+    for name in ("a", "b"):
+        camera_dataset.job(baked, str(tmp_path / name), settings).run()
+    assert scene_looks(baked) == looks
+    model = compiled(baked)
+    floor = model.geom("floor").id + 1
+    frames = read_json(tmp_path / "a" / "manifest.json")["frames"]
+    drawn = set()
+    for frame in frames:
+        entry = read_json(tmp_path / "a" / "frames" / f"{frame:06d}.json")
+        assert entry == read_json(tmp_path / "b" / "frames" / f"{frame:06d}.json")  # same seed
+        texture = entry["randomization"]["materials"]["material/floor"]["texture"]
+        drawn.add(texture)
+        rgb = png.read(tmp_path / "a" / "top" / "rgb" / f"{frame:06d}.png").astype(int)
+        assert np.array_equal(rgb, png.read(tmp_path / "b" / "top" / "rgb" / f"{frame:06d}.png"))
+        ids = png.read(tmp_path / "a" / "top" / "segmentation" / f"{frame:06d}.png")
+        seen = rgb[ids == floor].mean(axis=0)
+        green = seen[1] > 2 * max(seen[0], seen[2])
+        assert green == (texture == "green.png"), (frame, texture, seen)  # the frame's own draw shows
+    assert drawn == {"green.png", "magenta.png"}  # (a texture changed between frames: uploaded again)
 
 
 def test_a_cancelled_dataset_says_it_is_incomplete_and_a_new_one_replaces_it(baked, tmp_path):
@@ -289,10 +328,13 @@ def test_the_command_line_entry():
     assert dataset_command.main(["--help"]) == 0
 
 
-def test_a_workbench_dataset_is_the_bake_posed_and_puts_the_scene_back(baked, tmp_path):
+def test_a_workbench_dataset_is_the_bake_posed_and_puts_the_scene_back(
+    baked, tmp_path, texture_folder
+):
     looks, frame_was = scene_looks(baked), baked.frame_current
     for name in ("a", "b"):
-        options = dict(renderer="BLENDER", engine="BLENDER_WORKBENCH", randomize="FRAME", seed=5)
+        options = dict(renderer="BLENDER", engine="BLENDER_WORKBENCH", randomize="FRAME", seed=5,
+                       textures=str(texture_folder))
         assert render_dataset(tmp_path / name, frame_end=3, **options) == {"FINISHED"}
     assert render_dataset(tmp_path / "plain", renderer="BLENDER", frame_end=1, kinds={"rgb"}) == {"FINISHED"}
     assert scene_looks(baked) == looks and baked.frame_current == frame_was  # put back exactly
