@@ -285,6 +285,15 @@ class CameraRenderer:
         self._renderers[key] = renderer
         return renderer
 
+    def upload_textures(self, textures) -> None:
+        """Send changed texture pixels (`model.tex_data` of these texture ids) to every
+        renderer made so far (one made later uploads all textures itself).
+        mujoco.Renderer keeps its GL context private, hence its attributes here."""
+        for renderer in self._renderers.values():
+            renderer._gl_context.make_current()
+            for tex in textures:
+                mujoco.mjr_uploadTexture(self.model, renderer._mjr_context, int(tex))
+
     def close(self) -> None:
         """Free every GL context (on the thread that rendered with them)."""
         for renderer in self._renderers.values():

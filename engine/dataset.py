@@ -417,12 +417,8 @@ class MujocoFrames:
 
     def apply(self, draw: dict | None) -> None:
         changed = self.look.apply(draw)
-        # (a renderer made later uploads every texture itself; those made already hold
-        # the old pixels on the GPU: mujoco.Renderer keeps its GL context private)
-        for renderer in self.renderer._renderers.values() if changed else ():
-            renderer._gl_context.make_current()
-            for tex in sorted(changed):
-                mujoco.mjr_uploadTexture(self.model, renderer._mjr_context, tex)
+        if changed:  # the renderers made already hold the old pixels on the GPU
+            self.renderer.upload_textures(sorted(changed))
 
     def render(self, frame: int, state: np.ndarray, cam, kinds, width, height) -> cameras.Frame:
         return self.renderer.render(state, cam, kinds, width, height, spec=INTEGRATION)
