@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 
 import bpy
 import mujoco
@@ -34,29 +33,28 @@ TESTS = os.path.dirname(HERE)
 ENGINES = ("BLENDER_WORKBENCH", "CYCLES")
 ERODE = 2  # pixels: "away from edges"
 
-MJ_RENDER = textwrap.dedent("""
-    import json, sys
-    sys.path.insert(0, sys.argv[1])
-    import addon_loader  # (the package importable as mjblend; bpy is not imported)
-    import mujoco, numpy as np
-    from mjblend import blender_compat as compat
+MJ_RENDER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import addon_loader  # (the package importable as mjblend; bpy is not imported)
+import mujoco, numpy as np
 from mjblend.engine import cameras
-    args = json.loads(sys.argv[2])
-    model = mujoco.MjModel.from_xml_path(args["model"])
-    data = mujoco.MjData(model)
-    data.qpos[:] = args["qpos"]
-    data.time = args["time"]
-    mujoco.mj_forward(model, data)
-    out = {"site_xpos": data.site_xpos.copy()}
-    with cameras.CameraRenderer(model) as renderer:
-        for name in args["cameras"]:
-            frame = renderer.render(data, name, cameras.KINDS)
-            out[name + "/depth"] = frame.depth
-            out[name + "/segmentation"] = frame.segmentation
-            out[name + "/K"] = frame.K
-            out[name + "/extrinsic"] = frame.camera_from_world_cv
-    np.savez(args["out"], **out)
-""")
+args = json.loads(sys.argv[2])
+model = mujoco.MjModel.from_xml_path(args["model"])
+data = mujoco.MjData(model)
+data.qpos[:] = args["qpos"]
+data.time = args["time"]
+mujoco.mj_forward(model, data)
+out = {"site_xpos": data.site_xpos.copy()}
+with cameras.CameraRenderer(model) as renderer:
+    for name in args["cameras"]:
+        frame = renderer.render(data, name, cameras.KINDS)
+        out[name + "/depth"] = frame.depth
+        out[name + "/segmentation"] = frame.segmentation
+        out[name + "/K"] = frame.K
+        out[name + "/extrinsic"] = frame.camera_from_world_cv
+np.savez(args["out"], **out)
+"""
 
 
 def mujoco_frames(tmp_path, qpos, time=0.0, names=("front", "lens")) -> dict:
