@@ -235,3 +235,14 @@ def test_an_exr_of_every_compression_it_reads(tmp_path):
         for i, channel in enumerate("RGBA"):
             np.testing.assert_array_equal(channels[channel], pixels[::-1, :, i])
     bpy.data.images.remove(image)
+
+
+def test_eevee_renders_rgb_and_takes_depth_and_segmentation_from_the_raster(primitives):
+    """EEVEE (either name) renders here, in software GL, slowly; its depth and
+    segmentation are the unantialiased Workbench raster's, as Workbench's own are."""
+    eevee = blender_camera.render(primitives, "front", cameras.KINDS, 48, 36, engine="BLENDER_EEVEE_NEXT",
+                                  samples=1)
+    workbench = blender_camera.render(primitives, "front", ("depth", "segmentation"), 48, 36)
+    assert eevee.rgb.shape == (36, 48, 3) and eevee.rgb.std() > 5  # a picture, not a flat colour
+    assert np.array_equal(eevee.depth, workbench.depth)
+    assert np.array_equal(eevee.segmentation, workbench.segmentation)
