@@ -26,6 +26,7 @@ from mjblend import blender_compat as compat
 from mjblend.engine import cameras
 from mjblend.importer import build
 from mjblend.live import blender_camera, scene_session
+from mjblend.sync import timeline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(HERE, "data", "camera_primitives.xml")
@@ -42,8 +43,11 @@ from mjblend.engine import cameras
 args = json.loads(sys.argv[2])
 model = mujoco.MjModel.from_xml_path(args["model"])
 data = mujoco.MjData(model)
-data.qpos[:] = args["qpos"]
-data.time = args["time"]
+if "state" in args:  # a baked frame's mj_getState(mjSTATE_INTEGRATION) vector
+    mujoco.mj_setState(model, data, np.array(args["state"]), mujoco.mjtState.mjSTATE_INTEGRATION)
+else:
+    data.qpos[:] = args["qpos"]
+    data.time = args["time"]
 mujoco.mj_forward(model, data)
 out = {"site_xpos": data.site_xpos.copy()}
 with cameras.CameraRenderer(model) as renderer:
@@ -57,10 +61,12 @@ np.savez(args["out"], **out)
 """
 
 
-def mujoco_frames(tmp_path, qpos, time=0.0, names=("front", "lens")) -> dict:
+def mujoco_frames(tmp_path, qpos, time=0.0, names=("front", "lens"), state=None) -> dict:
     out = tmp_path / "mujoco.npz"
     args = {"model": MODEL, "qpos": [float(q) for q in qpos], "time": time, "cameras": list(names),
             "out": str(out)}
+    if state is not None:
+        args["state"] = [float(x) for x in state]
     env = dict(os.environ, MUJOCO_GL="egl", PYOPENGL_PLATFORM="egl")
     run = subprocess.run([sys.executable, "-c", MJ_RENDER, TESTS, json.dumps(args)], env=env,
                          capture_output=True, text=True, timeout=300)
@@ -148,6 +154,19 @@ def test_a_live_simulations_pose_and_a_sites_projection(primitives, tmp_path):
     live_drawn = (reference["front/segmentation"] == (site, int(mujoco.mjtObj.mjOBJ_SITE))).all(axis=-1)
     rows, cols = np.nonzero(live_drawn)  # (MuJoCo draws it there too)
     assert abs(cols.mean() - u) < 1.0 and abs(rows.mean() - v) < 1.0
+
+
+def test_a_baked_frame(primitives, tmp_path):
+    """A bake's frame, posed by the timeline: the recorded state's time and poses."""
+    assert bpy.ops.mujoco.bake(start="KEYFRAME", keyframe=0, frame_start=1, duration=0.5) == {"FINISHED"}
+    assert scene_session.simulation(primitives) is None
+    primitives.frame_set(10)
+    frame = blender_camera.render(primitives, "front", cameras.KINDS)
+    model = mujoco.MjModel.from_xml_path(MODEL)
+    state = timeline.recorded_state(primitives, model, 10)
+    assert state is not None and frame.sim_time == state[0] > 0.2
+    reference = mujoco_frames(tmp_path, (), names=("front",), state=state)
+    check_against_mujoco(frame, reference, "front")
 
 
 def test_by_camera_object_at_any_size(primitives):
