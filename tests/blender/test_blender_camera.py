@@ -205,7 +205,7 @@ def _settings(scene) -> dict:
     return values
 
 
-def test_the_users_scene_is_unchanged(primitives):
+def test_the_users_scene_is_unchanged(primitives, tmp_path, monkeypatch):
     scene = primitives
     scene.render.engine = compat.EEVEE
     scene.render.resolution_x, scene.render.resolution_y = 333, 222
@@ -213,11 +213,11 @@ def test_the_users_scene_is_unchanged(primitives):
     scene.view_layers[0].use_pass_z = False
     scene.display.shading.color_type = "SINGLE"
     before = _settings(scene)
-    folders = set(os.listdir(tempfile.gettempdir()))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (its own: other processes use /tmp too)
     for engine in ENGINES:
         blender_camera.render(scene, "front", cameras.KINDS, 48, 36, engine=engine, samples=1)
     assert _settings(scene) == before
-    assert {f for f in os.listdir(tempfile.gettempdir()) if f.startswith("mjblend-camera-")} <= folders
+    assert os.listdir(tmp_path) == []  # the temporary files are gone
 
 
 def test_errors_are_clear_and_change_nothing(primitives):
