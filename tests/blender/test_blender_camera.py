@@ -142,6 +142,9 @@ def test_a_live_simulations_pose_and_a_sites_projection(primitives, tmp_path):
     assert latest.qpos[0] > 1.3  # turned from 0.9 at 3 rad/s
     frame = blender_camera.render(primitives, "front", cameras.KINDS)
     assert frame.sim_time == pytest.approx(latest.time) and latest.time > 0.1
+    bpy.context.view_layer.update()  # (the depsgraph reports what the render touched, if anything)
+    assert not live.check_edits(), "the render looked like an edit: the simulation recompiled"
+    assert live.latest is latest
     reference = mujoco_frames(tmp_path, latest.qpos, latest.time, ("front",))
     check_against_mujoco(frame, reference, "front")
 
