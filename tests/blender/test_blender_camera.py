@@ -26,6 +26,7 @@ from mjblend import blender_compat as compat
 from mjblend.engine import cameras
 from mjblend.importer import build
 from mjblend.live import blender_camera, scene_session
+from mjblend.scan import compile_spec, scene_scan
 from mjblend.sync import timeline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,7 +42,10 @@ import addon_loader  # (the package importable as mjblend; bpy is not imported)
 import mujoco, numpy as np
 from mjblend.engine import cameras
 args = json.loads(sys.argv[2])
-model = mujoco.MjModel.from_xml_path(args["model"])
+if args["model"].endswith(".mjb"):
+    model = mujoco.MjModel.from_binary_path(args["model"])
+else:
+    model = mujoco.MjModel.from_xml_path(args["model"])
 data = mujoco.MjData(model)
 if "state" in args:  # a baked frame's mj_getState(mjSTATE_INTEGRATION) vector
     mujoco.mj_setState(model, data, np.array(args["state"]), mujoco.mjtState.mjSTATE_INTEGRATION)
@@ -61,9 +65,9 @@ np.savez(args["out"], **out)
 """
 
 
-def mujoco_frames(tmp_path, qpos, time=0.0, names=("front", "lens", "top"), state=None) -> dict:
+def mujoco_frames(tmp_path, qpos, time=0.0, names=("front", "lens", "top"), state=None, model=MODEL) -> dict:
     out = tmp_path / "mujoco.npz"
-    args = {"model": MODEL, "qpos": [float(q) for q in qpos], "time": time, "cameras": list(names),
+    args = {"model": model, "qpos": [float(q) for q in qpos], "time": time, "cameras": list(names),
             "out": str(out)}
     if state is not None:
         args["state"] = [float(x) for x in state]
@@ -171,6 +175,29 @@ def test_a_baked_frame(primitives, tmp_path):
     assert state is not None and frame.sim_time == state[0] > 0.2
     reference = mujoco_frames(tmp_path, (), names=("front",), state=state)
     check_against_mujoco(frame, reference, "front")
+
+
+def test_two_models_side_by_side(primitives, tmp_path):
+    """Two roots: attached where they stand, the names prefixed (MuJoCo's world is
+    Blender's); the second copy's camera, ids and poses as MuJoCo's attach makes them."""
+    build.import_file(MODEL, primitives)
+    first, second = scene_scan.model_roots(primitives)
+    second.location = (7.0, 1.0, 0.0)
+    second.rotation_euler = (0.0, 0.0, 0.5)
+    bpy.context.view_layer.update()
+    main = mujoco.MjSpec()
+    for root, prefix in zip((first, second), compile_spec.root_prefixes([first, second]), strict=True):
+        loc, rot, _scale = root.matrix_world.decompose()
+        main.attach(mujoco.MjSpec.from_file(MODEL), prefix=prefix,
+                    frame=main.worldbody.add_frame(pos=list(loc), quat=list(rot)))
+    model = main.compile()
+    path = str(tmp_path / "two.mjb")
+    mujoco.mj_saveModel(model, path, None)
+    name = compile_spec.root_prefixes([first, second])[1] + "front"
+    frame = blender_camera.render(primitives, name, cameras.KINDS)
+    assert frame.camera.name == name and frame.camera.id == 3
+    reference = mujoco_frames(tmp_path, model.qpos0, names=(name,), model=path)
+    check_against_mujoco(frame, reference, name)
 
 
 def test_by_camera_object_at_any_size(primitives):
