@@ -4,37 +4,45 @@ materials and lights), in the same `engine.cameras.Frame` as MuJoCo's renderer g
 
     frame = blender_camera.render(scene, "front", ("rgb", "depth", "segmentation"))
 
-Main thread only (it renders with bpy.ops.render.render). The scene is rendered as it
-is posed now (a live simulation's Objects display, a baked frame): the caller poses it.
+Main thread only (bpy.ops.render.render). The scene is rendered as it is posed now (a
+live simulation's Objects display, a baked frame): the caller poses it.
 
 How, and why so:
 
-- A temporary copy of the scene (`Scene.copy()`: its collections linked, not copied)
-  carries every render setting, and a temporary camera whose intrinsics are MuJoCo's
-  K for that camera (sensor fit, lens, shift and pixel aspect, see `_intrinsics`) at the
-  MuJoCo camera object's evaluated pose: the user's scene, camera and settings are never
-  touched. Only each geom's `Object.pass_index` (object data, shared with the copy) is
-  set for the render and put back.
-- The render result is saved twice with `save_render`: a multilayer OpenEXR
-  (uncompressed, 32-bit float: the Depth and IndexOB passes, read back by the small
-  reader below: Blender's Python has no OpenImageIO or OpenEXR module, and Render
-  Result pixels cannot be read) and, for RGB, a PNG through the scene's own colour
-  management (view transform, look, exposure) as a render would be saved. The files
-  live in a temporary folder removed afterwards.
-- Depth: Blender's Depth pass (Z) is the distance along the view axis in all three
-  engines (measured: tests/blender/test_blender_camera.py), the same as MuJoCo's;
-  pixels with nothing drawn get the camera's far clipping distance, as
-  mujoco.Renderer's depth has there.
-- Segmentation: each geom object's pass index is its slot in a table of (MuJoCo id,
-  mjtObj) + 1 for the render; the IndexOB pass gives it back per pixel, (-1, -1)
-  where nothing MuJoCo draws is seen. Geoms and sites (MuJoCo draws both) are mapped
-  through the compiled model's binding: the live simulation's where one runs, else a
-  fresh scan and compile of the scene (scan/compile_spec.py), never the scene
-  session's scan cache (a running simulation reads its edits from there).
+- Each render happens in a temporary copy of the scene (`Scene.copy()`: its
+  collections linked, its settings copied) through a temporary camera standing where
+  the MuJoCo camera's object stands, whose projection is MuJoCo's K for that camera
+  (vertical sensor fit, lens, shift and pixel aspect: `_intrinsics`), clipped at
+  MuJoCo's near and far planes. The user's scene, camera and settings are never
+  touched; only object data the copy shares is set for a render and put back (each
+  geom's `pass_index` for Cycles, object colours for the raster below).
+- Depth is Blender's Depth pass, the distance along the view axis (the same as
+  MuJoCo's; measured for Workbench and Cycles against mujoco.Renderer in
+  tests/blender/test_blender_camera.py). Where nothing is drawn it is what
+  mujoco.Renderer has there (`background_depth`, about the far plane).
+- Segmentation maps each pixel to (MuJoCo id, mjtObj) of the geom or site (or flex,
+  skin) object drawn there, (-1, -1) where nothing MuJoCo knows is. Cycles has an
+  Object Index pass: each object's pass index is its slot in the table for the render.
+  Workbench and EEVEE have none (and EEVEE's Depth pass accumulates its jittered
+  samples): their depth and segmentation come from one more render by Workbench,
+  flat, unantialiased, every object in the colour that codes its slot, in a scene
+  copy of its own (an antialiased Workbench render leaves its last jitter offset to
+  the next render of the same scene: depth off by up to 2 %, measured).
+- The ids are the compiled model's: the live simulation's where one runs (its
+  binding and its compile's scanners), else a fresh scan and compile of the scene
+  (scan/compile_spec.py); never the scene session's scan cache, from which a running
+  simulation reads its edits.
+- Pixels come back through files: Render Result pixels cannot be read from Python
+  and Blender's Python has no OpenImageIO or OpenEXR module, so the result is saved
+  (`save_render`) as a multilayer OpenEXR (uncompressed 32-bit float, read by the
+  small reader below: single- and multi-part, as 5.0 writes one part per pass) and,
+  for RGB, as an 8-bit PNG through the scene's own colour management, as Blender
+  saves a render. The files live in a temporary folder removed afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import struct
@@ -60,7 +68,9 @@ EEVEE_SAMPLES = 16
 SENSOR = 36.0  # mm, the temporary camera's sensor height (lens follows from fy)
 _DRAWN = {"MESH", "CURVE", "SURFACE", "META", "FONT", "CURVES", "POINTCLOUD", "VOLUME", "GPENCIL",
           "GREASEPENCIL"}  # object types a render draws
-_SEGMENTED = {"geom": int(mujoco.mjtObj.mjOBJ_GEOM), "site": int(mujoco.mjtObj.mjOBJ_SITE)}
+# the kinds MuJoCo's segmentation names, with their mjtObj
+_SEGMENTED = {"geom": int(mujoco.mjtObj.mjOBJ_GEOM), "site": int(mujoco.mjtObj.mjOBJ_SITE),
+              "flex": int(mujoco.mjtObj.mjOBJ_FLEX), "skin": int(mujoco.mjtObj.mjOBJ_SKIN)}
 
 
 class BlenderRenderError(cameras.CameraError):
@@ -90,50 +100,39 @@ def render(scene, camera, kinds=("rgb",), width=None, height=None, engine="BLEND
     table = [(kind, i, obj) for (kind, i), obj in sorted(by_id.items(), key=lambda item: item[0])
              if kind in _SEGMENTED and obj.type == "MESH"]
     if len(table) >= 32767:
-        raise cameras.CameraError(f"{len(table)} geoms and sites are more than Blender's object index "
-                                  f"pass holds (32766)")
+        raise cameras.CameraError(f"{len(table)} geoms and sites are more than Blender renders apart "
+                                  f"(32766: an object's pass index)")
+    images = {}
     folder = tempfile.mkdtemp(prefix="mjblend-camera-")
-    copy = None
     kept_index = [(obj, obj.pass_index) for _k, _i, obj in table]
     try:
-        copy = scene.copy()
-        copy.name = f"MJBlend camera {cam.name}"
-        view_layer = _render_layer(copy)
-        temporary = _temporary_camera(copy, source, cam, width, height)
-        _settings(copy, view_layer, temporary, engine, samples, width, height, kinds)
-        need_passes = "depth" in kinds or "segmentation" in kinds
-        if "segmentation" in kinds:
-            for slot, (_kind, _i, obj) in enumerate(table):
-                obj.pass_index = slot + 1
-        _render(copy, view_layer, engine)
-        images = {}
-        if need_passes:
-            path = os.path.join(folder, "passes.exr")
-            _save(copy, path)
-            channels = read_exr(path)
-            prefix = f"{view_layer.name}."
-            if "depth" in kinds:
-                images["depth"] = _depth(channels[prefix + "Depth.Z"], cam)
-            if "segmentation" in kinds and prefix + "IndexOB.X" in channels:
-                images["segmentation"] = _segmentation(channels[prefix + "IndexOB.X"], table)
-        if "rgb" in kinds:
-            path = os.path.join(folder, "rgb.png")
-            _save(copy, path)
-            images["rgb"] = _read_png(path)
-        if "segmentation" in kinds and "segmentation" not in images:  # Workbench, EEVEE: no IndexOB
-            images["segmentation"] = _id_render(copy, view_layer, table, folder)
-        world_from_camera = _world_from_camera(temporary, copy, world)
+        # Workbench and EEVEE: depth and segmentation from a flat Workbench raster, in a
+        # scene copy of its own (a Workbench render with antialiasing leaves its last
+        # jitter offset to the next render of the same scene: depth off by up to 2 %)
+        if engine != "CYCLES" and ("depth" in kinds or "segmentation" in kinds):
+            with _render_copy(scene, source, cam, width, height) as (copy, view_layer):
+                _settings(copy, view_layer, "BLENDER_WORKBENCH", None, width, height, ("depth",))
+                images.update(_raster_render(copy, view_layer, table, folder, kinds, cam))
+        passes = engine == "CYCLES" and ("depth" in kinds or "segmentation" in kinds)
+        if "rgb" in kinds or passes:
+            with _render_copy(scene, source, cam, width, height) as (copy, view_layer):
+                _settings(copy, view_layer, engine, samples, width, height, kinds if passes else ())
+                if passes and "segmentation" in kinds:
+                    for slot, (_kind, _i, obj) in enumerate(table):
+                        obj.pass_index = slot + 1
+                _render(copy, view_layer, engine)
+                if passes:
+                    images.update(_cycles_passes(copy, view_layer, table, folder, kinds, cam))
+                if "rgb" in kinds:
+                    path = os.path.join(folder, "rgb.png")
+                    _save(copy, path)
+                    images["rgb"] = _read_png(path)
     finally:
         for obj, index in kept_index:
             if obj.pass_index != index:
                 obj.pass_index = index
-        if copy is not None:
-            _remove_copy(copy)
         shutil.rmtree(folder, ignore_errors=True)
-    cam_xpos = np.zeros((model.ncam, 3))
-    cam_xmat = np.zeros((model.ncam, 9))
-    cam_xpos[cam.id] = world_from_camera[:3, 3]
-    cam_xmat[cam.id] = world_from_camera[:3, :3].ravel()
+    cam_xpos, cam_xmat = _camera_poses(model, by_id, world)
     return cameras.Frame(camera=cam, frame_id=_next_frame(), sim_time=sim_time, width=width, height=height,
                          rgb=images.get("rgb"), depth=images.get("depth"),
                          segmentation=images.get("segmentation"), K=cam.K(width, height),
@@ -169,9 +168,9 @@ def _compiled(scene):
     scene: the live simulation's binding where one runs, else a fresh compile."""
     live = scene_session.simulation(scene)
     if live is not None and live.binding is not None:
-        binding = live.binding
-        latest = live.latest
-        return binding.model, binding.by_id, binding.world, float(latest.time) if latest is not None else 0.0
+        binding, latest = live.binding, live.latest
+        return (binding.model, {**_ids(live.scanners), **binding.by_id}, binding.world,
+                float(latest.time) if latest is not None else 0.0)
     roots = scene_scan.model_roots(scene)
     if not roots:
         raise cameras.CameraError(f"Scene '{scene.name}' has no MuJoCo model (File > Import > MuJoCo, "
@@ -181,8 +180,7 @@ def _compiled(scene):
         model, _data = compile_spec.compiled(built.spec, scene.objects, built.scanners)
     except compile_spec.CompileError as error:
         raise cameras.CameraError(f"Scene '{scene.name}' does not compile: {error}") from None
-    by_id = {(kind, element.id): block for scanner in built.scanners
-             for block, kind, element in scanner.elements.values() if element.id >= 0}
+    by_id = _ids(built.scanners)
     if len(roots) == 1:  # as live/binding.py places MuJoCo's world
         loc, rot, _scale = roots[0].matrix_world.decompose()
         world = Matrix.LocRotScale(loc, rot, None)
@@ -191,6 +189,12 @@ def _compiled(scene):
     baked = timeline.recorded_state(scene, model, scene.frame_current)
     sim_time = float(baked[0]) if baked is not None else 0.0  # (mjSTATE_TIME comes first)
     return model, by_id, world, sim_time
+
+
+def _ids(scanners) -> dict:
+    """(kind, MuJoCo id) -> object, of every scanned element of a compile."""
+    return {(kind, element.id): block for scanner in scanners
+            for block, kind, element in scanner.elements.values() if element.id >= 0}
 
 
 def _camera(model, by_id, camera) -> cameras.Camera:
@@ -224,6 +228,26 @@ def _render_layer(copy):
     for other in copy.view_layers:
         other.use = other == layer
     return layer
+
+
+@contextlib.contextmanager
+def _render_copy(scene, source, cam: cameras.Camera, width: int, height: int):
+    """(copy, its view layer that renders): a copy of `scene` (`Scene.copy()` links its
+    collections, copies its settings) seen through a temporary camera with MuJoCo's
+    intrinsics where `source` stands; both removed afterwards."""
+    copy = scene.copy()
+    camera = None
+    try:
+        copy.name = f"MJBlend camera {cam.name}"
+        view_layer = _render_layer(copy)
+        camera = _temporary_camera(copy, source, cam, width, height)
+        yield copy, view_layer
+    finally:
+        bpy.data.scenes.remove(copy)
+        if camera is not None:
+            data = camera.data
+            bpy.data.objects.remove(camera)
+            bpy.data.cameras.remove(data)
 
 
 def _temporary_camera(copy, source, cam: cameras.Camera, width: int, height: int):
@@ -275,7 +299,7 @@ def _intrinsics(data, cam: cameras.Camera, width: int, height: int, render_setti
     data.clip_end = cam.far
 
 
-def _settings(copy, view_layer, camera_obj, engine, samples, width, height, kinds) -> None:
+def _settings(copy, view_layer, engine, samples, width, height, kinds) -> None:
     render_settings = copy.render
     try:
         render_settings.engine = engine
@@ -292,7 +316,6 @@ def _settings(copy, view_layer, camera_obj, engine, samples, width, height, kind
     render_settings.use_persistent_data = False
     render_settings.use_multiview = False
     render_settings.use_motion_blur = False
-    render_settings.filter_size = render_settings.filter_size  # (the scene's own)
     view_layer.use_pass_z = "depth" in kinds
     view_layer.use_pass_object_index = "segmentation" in kinds
     if engine == "CYCLES":
@@ -301,21 +324,38 @@ def _settings(copy, view_layer, camera_obj, engine, samples, width, height, kind
         cycles.use_adaptive_sampling = False
         cycles.use_denoising = False
         cycles.device = "CPU"
-        if hasattr(cycles, "time_limit"):
-            cycles.time_limit = 0.0
+        cycles.time_limit = 0.0
     elif engine.startswith("BLENDER_EEVEE"):
         eevee = copy.eevee
         eevee.taa_render_samples = samples or EEVEE_SAMPLES
 
 
-def _id_render(copy, view_layer, table, folder) -> np.ndarray:
-    """Segmentation where the engine has no object index pass: a second render by
-    Workbench, flat, one sample a pixel (no antialiasing), each geom object in the colour
-    that codes its slot ((slot % 256) / 255, (slot // 256) / 255, 0), every other object
-    black (slot 0: nothing), read back from a float OpenEXR (Workbench's half floats
-    keep k / 255 to well within 1 / 510). Object colours are put back afterwards."""
+def _cycles_passes(copy, view_layer, table, folder, kinds, cam) -> dict:
+    """Depth and segmentation from Cycles' own Depth and Object Index passes (neither is
+    filtered: each pixel's is its first sample's)."""
+    path = os.path.join(folder, "passes.exr")
+    _save(copy, path)
+    channels = read_exr(path)
+    prefix = f"{view_layer.name}."
+    images = {}
+    if "depth" in kinds:
+        images["depth"] = _depth(channels[prefix + "Depth.Z"], None, cam)
+    if "segmentation" in kinds:
+        # (the file names the pass "Object Index" on 5.0, "IndexOB" before)
+        index = channels.get(prefix + "Object Index.X", channels.get(prefix + "IndexOB.X"))
+        images["segmentation"] = _segmentation(index, table)
+    return images
+
+
+def _raster_render(copy, view_layer, table, folder, kinds, cam) -> dict:
+    """Depth and segmentation for Workbench and EEVEE, neither of which has an object
+    index pass (and EEVEE's Depth pass accumulates its jittered samples): one more
+    render by Workbench, flat, one sample a pixel (no antialiasing), each geom object in
+    the colour that codes its slot ((slot % 256) / 255, (slot // 256) / 255, 0), every
+    other object black (slot 0: nothing), its Depth pass and colours read back from a
+    float OpenEXR (Workbench's half floats keep k / 255 well within 1 / 510). Object
+    colours are put back afterwards."""
     render_settings = copy.render
-    render_settings.engine = "BLENDER_WORKBENCH"
     render_settings.film_transparent = True
     copy.display.render_aa = "OFF"
     shading = copy.display.shading
@@ -324,8 +364,6 @@ def _id_render(copy, view_layer, table, folder) -> np.ndarray:
     for flag in ("show_object_outline", "show_cavity", "show_shadows", "show_specular_highlight",
                  "use_dof", "show_xray"):
         setattr(shading, flag, False)
-    view_layer.use_pass_z = False
-    view_layer.use_pass_object_index = False
     slot_of = {obj.as_pointer(): slot + 1 for slot, (_k, _i, obj) in enumerate(table)}
     kept = [(obj, tuple(obj.color)) for obj in copy.objects if obj.type in _DRAWN]
     try:
@@ -333,17 +371,24 @@ def _id_render(copy, view_layer, table, folder) -> np.ndarray:
             slot = slot_of.get(obj.as_pointer(), 0)
             obj.color = ((slot % 256) / 255, (slot // 256) / 255, 0.0, 1.0)
         _render(copy, view_layer, "BLENDER_WORKBENCH")
-        path = os.path.join(folder, "ids.exr")
+        path = os.path.join(folder, "raster.exr")
         _save(copy, path)
     finally:
         for obj, colour in kept:
             if tuple(obj.color) != colour:
                 obj.color = colour
     channels = read_exr(path)
-    prefix = f"{view_layer.name}.Combined."
-    slots = np.rint(channels[prefix + "R"] * 255) + 256 * np.rint(channels[prefix + "G"] * 255)
-    slots[channels[prefix + "A"] < 0.5] = 0
-    return _segmentation(slots, table)
+    prefix = f"{view_layer.name}."
+    drawn = channels[prefix + "Combined.A"] >= 0.5
+    images = {}
+    if "depth" in kinds:
+        images["depth"] = _depth(channels[prefix + "Depth.Z"], drawn, cam)
+    if "segmentation" in kinds:
+        low, high = (np.rint(channels[prefix + f"Combined.{c}"] * 255) for c in "RG")
+        slots = low + 256 * high
+        slots[~drawn] = 0
+        images["segmentation"] = _segmentation(slots, table)
+    return images
 
 
 def _save(copy, path: str) -> None:
@@ -377,28 +422,32 @@ def _render(copy, view_layer, engine) -> None:
         raise BlenderRenderError(f"Blender's {engine} cannot render here: {error}") from None
 
 
-def _remove_copy(copy) -> None:
-    camera = copy.camera
-    data = camera.data if camera is not None else None
-    bpy.data.scenes.remove(copy)
-    if camera is not None and camera.name.startswith("MJBlend camera"):
-        bpy.data.objects.remove(camera)
-        bpy.data.cameras.remove(data)
-
-
-def _world_from_camera(camera_obj, copy, world) -> np.ndarray:
-    """The rendered camera's MuJoCo frame in MuJoCo's world (Blender's camera looks
-    along -z with y up, as MuJoCo's)."""
-    matrix = world.inverted() @ _posed_matrix(camera_obj)
-    return np.array(matrix)
+def _camera_poses(model, by_id, world) -> tuple:
+    """(cam_xpos, cam_xmat) of every MuJoCo camera as its object stands now, in
+    MuJoCo's world (Blender's camera looks along -z with y up, as MuJoCo's); zeros
+    for a camera without an object."""
+    to_mujoco = world.inverted()
+    cam_xpos, cam_xmat = np.zeros((model.ncam, 3)), np.zeros((model.ncam, 9))
+    for i in range(model.ncam):
+        obj = by_id.get(("camera", i))
+        if obj is not None:
+            loc, rot, _scale = (to_mujoco @ _posed_matrix(obj)).decompose()
+            cam_xpos[i] = tuple(loc)
+            cam_xmat[i] = np.array(rot.to_matrix()).ravel()
+    return cam_xpos, cam_xmat
 
 
 # ------------------------------------------------------------------ the pixels
 
 
-def _depth(z: np.ndarray, cam: cameras.Camera) -> np.ndarray:
+def _depth(z: np.ndarray, drawn, cam: cameras.Camera) -> np.ndarray:
+    """Metres along the view axis (Blender's Depth pass is that, in every engine), the
+    pixels where nothing is drawn as mujoco.Renderer has them."""
     depth = z.astype(np.float32)
-    depth[~(depth < cam.far)] = background_depth(cam)
+    nothing = ~((depth > 0) & (depth < cam.far))
+    if drawn is not None:
+        nothing |= ~drawn
+    depth[nothing] = background_depth(cam)
     return depth
 
 
