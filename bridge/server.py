@@ -46,7 +46,8 @@ class Bridge:
         self.host = host
         self.address = address
         self.cameras = CameraStreams(address, camera_port, lambda: self.shm.directory if self.shm else None,
-                                     host.camera_settings)
+                                     host.camera_settings, blender=host.blender_frames,
+                                     default_renderer=host.camera_renderer)
         self.dispatcher = Dispatcher(host, cameras=self.cameras)
         self.stream = StateStream(self.dispatcher.scene)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
