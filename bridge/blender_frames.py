@@ -52,6 +52,7 @@ class BlenderFrames:
         self._free_at = 0.0  # monotonic time from which the main thread may render again
         self.last_seconds = 0.0  # the last render's wall time
         self._closed = False
+        self.asked = 0  # asks made (the main thread looks more often once clients use Blender's frames)
 
     # ------------------------------------------------------- bridge threads
 
@@ -64,6 +65,7 @@ class BlenderFrames:
             if self._closed:
                 raise ProtocolError("camera_error", "the bridge is stopping")
             self._asks.append(ask)
+            self.asked += 1
             self.wake.set()
         names = ", ".join(repr(c.name) for c in ask.cameras)
         try:

@@ -110,6 +110,8 @@ class Bridge:
         return self.hold.parked(lambda: sum(t.alive for t in threads), self.stream.wake, timeout)
 
     def stop(self) -> None:
+        if self.cameras.blender is not None:  # (a request waiting for Blender's main thread, which
+            self.cameras.blender.close()      # is the one stopping us, fails now: no deadlock)
         self._leave()
         self.running = False
         runner = self.host.runner()

@@ -1,27 +1,39 @@
 """Cameras over the bridge from a served Blender scene (bpy module, real sockets, EGL):
 the handshake lists each entity's cameras as URLab does, and a streamed frame is
-mujoco.Renderer's of the served model in the stepped state, bit for bit."""
+mujoco.Renderer's of the served model in the stepped state, bit for bit.
+
+Blender's renderer over the bridge: the bpy module fires no timers, so the test's
+main thread does what a window's timer does (bridge_host.watch, which renders the
+frames bridge threads ask for) while a client thread waits for its reply
+(`on_main_thread`). A direct step's Blender frames are blender_camera.render's of the
+same state and agree with mujoco.Renderer (run in a child process, as
+test_blender_camera does); streamed Blender frames arrive with rising frame ids;
+the scene's Bridge setting picks Blender's renderer; an ask the main thread never
+serves times out clearly, changing nothing."""
 
 import os
 import sys
+import threading
 import time
 
+import bpy
 import mujoco
 import numpy as np
 import pytest
 from addon_loader import ROOT
 from helpers import CORPUS, free_port
+from test_blender_camera import MODEL, interior, mujoco_frames
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
-from camera_client import ZmqCamera, decode  # noqa: E402
+from camera_client import ZmqCamera, decode, parse  # noqa: E402
 from wire_client import WireClient  # noqa: E402
 
 from mjblend.importer import build  # noqa: E402
-from mjblend.live import bridge_host, scene_session  # noqa: E402
+from mjblend.live import blender_camera, bridge_host, scene_session  # noqa: E402
+from mjblend.scan import scene_scan  # noqa: E402
 
 HUMANOID = os.path.join(CORPUS, "mujoco_model", "model", "humanoid", "humanoid.xml")
-
-pytestmark = pytest.mark.skipif(not os.path.exists(HUMANOID), reason=f"no corpus at {CORPUS}")
+needs_corpus = pytest.mark.skipif(not os.path.exists(HUMANOID), reason=f"no corpus at {CORPUS}")
 
 
 @pytest.fixture
@@ -36,6 +48,7 @@ def served(clean_scene):
     scene_session.end_all()
 
 
+@needs_corpus
 def test_a_served_scene_lists_its_cameras_and_streams_one(served):
     hello = served.hello()
     assert hello["op"] == "hello_ok", hello
@@ -75,3 +88,198 @@ def test_a_served_scene_lists_its_cameras_and_streams_one(served):
         assert np.array_equal(rgba[..., :3], want)
     finally:
         sub.close()
+
+
+# ------------------------------------------------------------ Blender's renderer
+
+
+def on_main_thread(call, timeout: float = 120.0):
+    """`call()` on a client thread while this, the main thread, serves Blender's frames
+    as a window's timer would (bridge_host.watch); its result, or its exception raised."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = call()
+        except BaseException as problem:  # noqa: BLE001 -- raised on the test's thread
+            out["error"] = problem
+    thread = threading.Thread(target=run, name="test client")
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while thread.is_alive():
+        assert time.monotonic() < deadline, "the client thread never finished"
+        bridge_host.watch()
+        thread.join(0.005)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+class Primitives:
+    """The primitives model served: `front` as depth, `lens` as instance segmentation."""
+
+    def __init__(self, scene, renderer="MUJOCO"):
+        scene.mujoco_simulation.display = "OBJECTS"
+        scene.mujoco_bridge.camera_renderer = renderer
+        (self.prefix,) = bridge_host.entity_prefixes(scene_scan.model_roots(scene))
+        self.front, self.lens = f"{self.prefix}_front", f"{self.prefix}_lens"
+        request_port = free_port()
+        self.served = bridge_host.start(scene, request_port=request_port, state_port=free_port(),
+                                        camera_port=free_port(),
+                                        cameras={self.front: {"mode": "depth"},
+                                                 self.lens: {"mode": "instance"}})
+        self.scene = scene
+        self.client = WireClient(request_port)
+        self.hello = self.client.hello()
+        assert self.hello["op"] == "hello_ok", self.hello
+        self.model = mujoco.MjModel.from_binary_path("served.mjb", {"served.mjb": self.hello["mjb"]})
+
+    def close(self):
+        self.client.close()
+
+
+@pytest.fixture
+def primitives(clean_scene):
+    build.import_file(MODEL, clean_scene)
+    served = Primitives(clean_scene)
+    yield served
+    served.close()
+    bridge_host.stop()
+    scene_session.end_all()
+
+
+def mujoco_reference(tmp_path, served, qpos, time, names) -> dict:
+    path = tmp_path / "served.mjb"
+    path.write_bytes(served.hello["mjb"])
+    return mujoco_frames(tmp_path, qpos, time, names, model=str(path))
+
+
+def check_depth(depth, reference, name):
+    segmentation = reference[name + "/segmentation"]
+    inside = interior(segmentation) & (segmentation[..., 0] >= 0)
+    assert inside.mean() > 0.5
+    relative = np.abs(depth - reference[name + "/depth"]) / reference[name + "/depth"]
+    assert relative[inside].max() < 0.01, f"depth off by {relative[inside].max():.2%}"
+    return relative[inside].max()
+
+
+def test_a_direct_steps_blender_frames_are_blender_cameras_of_that_state(primitives, tmp_path):
+    served, client = primitives, primitives.client
+    assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+    assert client.call("reset", keyframe_name=f"{served.prefix}_turning")["op"] == "reset_ok"
+    asked = {served.front: {"renderer": "blender"}, served.lens: {"renderer": "blender"}}
+    step = on_main_thread(lambda: client.call("step", n_steps=100, include_cameras=asked))
+    assert step["op"] == "step_ok", step
+    front, lens = step["cameras"][served.front], step["cameras"][served.lens]
+    for got in (front, lens):
+        assert (got["width"], got["height"]) == (160, 120)
+        assert got["frame_id"] == step["frame_id"] and got["sim_time"] == step["time"] > 0.15
+    assert front["dtype"] == "float32" and lens["dtype"] == "bgra8"
+    depth = np.frombuffer(front["data"], "<f4").reshape(120, 160)
+    instance = np.frombuffer(lens["data"], "<i4").reshape(120, 160)
+    # the scene shows that state: Blender's renderer called here draws the same pixels
+    live = scene_session.simulation(served.scene)
+    assert live.runner.latest.frame == step["frame_id"]
+    mine = blender_camera.render(served.scene, served.front, ("depth",))
+    assert np.array_equal(depth, mine.depth)
+    mine = blender_camera.render(served.scene, served.lens, ("segmentation",))
+    assert np.array_equal(instance, mine.segmentation[..., 0] + 1)
+    # and MuJoCo's renderer agrees, away from edges
+    qpos = step["arts"][served.prefix]["qpos"]
+    assert qpos[0] > 1.3  # (the arm turned from 0.9 at 3 rad/s: a state of its own)
+    reference = mujoco_reference(tmp_path, served, qpos, step["time"], [served.front, served.lens])
+    check_depth(depth, reference, served.front)
+    segmentation = reference[served.lens + "/segmentation"]
+    inside = interior(segmentation)
+    agree = instance == segmentation[..., 0] + 1
+    assert agree[inside].mean() >= 0.99, f"segmentation agrees at {agree[inside].mean():.2%}"
+    # MuJoCo's renderer still serves what asks for it, in the same step
+    step = on_main_thread(lambda: client.call("step", n_steps=1, include_cameras=[served.front]))
+    mujoco_depth = np.frombuffer(step["cameras"][served.front]["data"], "<f4").reshape(120, 160)
+    assert step["op"] == "step_ok" and not np.array_equal(mujoco_depth, depth)
+
+
+def test_a_streamed_blender_camera_arrives_with_rising_frame_ids(primitives):
+    served, client = primitives, primitives.client
+    assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+    assert client.call("reset", keyframe_name=f"{served.prefix}_turning")["op"] == "reset_ok"
+    reply = on_main_thread(lambda: client.call(
+        "set_camera_streaming", cameras={served.front: {"zmq": True, "renderer": "blender"}}))
+    assert reply["op"] == "set_camera_streaming_ok", reply
+    entry = reply["cameras"][served.front]
+    assert entry["streaming"] and entry["renderer"] == "blender"
+    sub = ZmqCamera(entry["zmq_endpoint"], served.front, hwm=100)
+    try:
+        time.sleep(0.3)
+        times, got = {}, []
+        deadline = time.monotonic() + 60
+        while len(got) < 3:
+            assert time.monotonic() < deadline, f"only {len(got)} Blender frames streamed"
+            step = client.call("step", n_steps=10)
+            assert step["op"] == "step_ok", step
+            times[step["frame_id"]] = step["time"]
+            bridge_host.watch()  # (the window's timer: renders the newest state, hands it to the stream)
+            while sub.socket.poll(0):
+                sub.socket.recv()
+                got.append(parse(sub.socket.recv()))
+        ids = [frame_id for _pixels, frame_id, _t, _c in got]
+        assert ids == sorted(set(ids)), ids  # rising, none twice
+        for pixels, frame_id, sim_time, _capture in got:
+            assert times[frame_id] == sim_time
+            assert len(pixels) == 160 * 120 * 4
+        status = bridge_host.status()
+        assert status["camera_problem"] == ""
+    finally:
+        sub.close()
+    # a streamed frame is Blender's render of the state it names (the last one here)
+    live = scene_session.simulation(served.scene)
+    assert live.runner.latest.frame >= ids[-1]
+
+
+def test_the_scenes_setting_picks_blenders_renderer(clean_scene, tmp_path):
+    build.import_file(MODEL, clean_scene)
+    served = Primitives(clean_scene, renderer="BLENDER")
+    try:
+        topics = served.hello["entities"][0]["camera_topics"]
+        assert topics[served.front]["renderer"] == "blender"
+        client = served.client
+        assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+        step = on_main_thread(lambda: client.call("step", n_steps=5, include_cameras=[served.front]))
+        assert step["op"] == "step_ok", step
+        depth = np.frombuffer(step["cameras"][served.front]["data"], "<f4").reshape(120, 160)
+        assert np.array_equal(depth, blender_camera.render(clean_scene, served.front, ("depth",)).depth)
+        # the setting changed while serving: MuJoCo's renderer from the next look on
+        clean_scene.mujoco_bridge.camera_renderer = "MUJOCO"
+        bridge_host.watch()
+        hello = client.hello()
+        assert hello["entities"][0]["camera_topics"][served.front]["renderer"] == "mujoco"
+        assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+        step = client.call("step", n_steps=1, include_cameras=[served.front])  # (no main thread needed)
+        assert step["op"] == "step_ok", step
+        mujoco_depth = np.frombuffer(step["cameras"][served.front]["data"], "<f4").reshape(120, 160)
+        reference = mujoco_reference(tmp_path, served, step["arts"][served.prefix]["qpos"], step["time"],
+                                     [served.front])
+        assert np.array_equal(mujoco_depth, reference[served.front + "/depth"])
+    finally:
+        served.close()
+        bridge_host.stop()
+        scene_session.end_all()
+
+
+def test_an_ask_no_main_thread_serves_times_out_clearly(primitives):
+    """The bpy module with no one calling watch: the step is refused after the timeout,
+    saying why, and is not taken."""
+    served, client = primitives, primitives.client
+    served.served.host.blender_frames.timeout = 1.0
+    assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+    before = client.call("get_state")
+    started = time.monotonic()
+    reply = client.call("step", n_steps=5, include_cameras={served.front: {"renderer": "blender"}})
+    assert 0.9 < time.monotonic() - started < 5
+    assert reply["code"] == "camera_timeout", reply
+    assert "main thread" in reply["message"] and "bridge_host.watch()" in reply["message"]
+    assert client.call("get_state")["time"] == before["time"]
+    reply = client.call("set_camera_streaming", cameras={served.front: {"zmq": True, "renderer": "blender"}})
+    assert reply["code"] == "camera_timeout", reply
+    assert not served.served.bridge.cameras.streaming
+    assert bpy.context.scene.mujoco_bridge.camera_renderer == "MUJOCO"
