@@ -283,3 +283,43 @@ def test_an_ask_no_main_thread_serves_times_out_clearly(primitives):
     assert reply["code"] == "camera_timeout", reply
     assert not served.served.bridge.cameras.streaming
     assert bpy.context.scene.mujoco_bridge.camera_renderer == "MUJOCO"
+
+
+def test_headless_serving_renders_blender_frames(clean_scene, tmp_path):
+    """`mjblend_serve` of a .blend whose Bridge setting says Blender: its loop serves the
+    main thread, so a step's camera and a streamed one arrive, drawn by Blender."""
+    from test_bridge import Headless
+
+    build.import_file(MODEL, clean_scene)
+    clean_scene.mujoco_simulation.display = "OBJECTS"
+    clean_scene.mujoco_bridge.camera_renderer = "BLENDER"
+    (prefix,) = bridge_host.entity_prefixes(scene_scan.model_roots(clean_scene))
+    front = f"{prefix}_front"
+    blend = tmp_path / "primitives.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    server = Headless("--paused", path=blend)
+    client = WireClient(server.request_port)
+    sub = None
+    try:
+        hello = client.hello()
+        assert hello["entities"][0]["camera_topics"][front]["renderer"] == "blender"
+        assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+        step = client.call("step", n_steps=10, include_cameras=[front])
+        assert step["op"] == "step_ok", step
+        got = step["cameras"][front]
+        assert got["frame_id"] == step["frame_id"] and got["dtype"] == "bgra8"
+        rgba = decode(got["data"], "real", 160, 120)
+        assert rgba[..., :3].std() > 10  # (a picture: floor, shapes, sky)
+        reply = client.call("set_camera_streaming", cameras={front: {"zmq": True}})
+        assert reply["op"] == "set_camera_streaming_ok" and reply["cameras"][front]["renderer"] == "blender"
+        sub = ZmqCamera(reply["cameras"][front]["zmq_endpoint"], front)
+        time.sleep(0.3)
+        step = client.call("step", n_steps=10)
+        frame = sub.until(step["frame_id"], timeout=30)
+        assert frame is not None and frame[1] == step["frame_id"] and frame[2] == step["time"]
+        assert client.call("shutdown")["op"] == "shutdown_ok"
+    finally:
+        if sub is not None:
+            sub.close()
+        client.close()
+    assert server.exit_status() == 0, "".join(server.output)
