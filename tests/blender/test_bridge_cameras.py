@@ -322,4 +322,8 @@ def test_headless_serving_renders_blender_frames(clean_scene, tmp_path):
         if sub is not None:
             sub.close()
         client.close()
-    assert server.exit_status() == 0, "".join(server.output)
+    status = server.exit_status()
+    server.wait_for("MJBlend bridge stopped (a client's shutdown request)", 5)
+    # (the bpy 4.x modules crash at exit, after serving: conftest.EXIT_CRASHES; seen as -11 here
+    # and in test_bridge.py's headless tests on main too)
+    assert status == 0 or (bpy.app.version < (5, 0, 0) and status == -11), "".join(server.output)
