@@ -327,3 +327,43 @@ def test_headless_serving_renders_blender_frames(clean_scene, tmp_path):
     # (the bpy 4.x modules crash at exit, after serving: conftest.EXIT_CRASHES; seen as -11 here
     # and in test_bridge.py's headless tests on main too)
     assert status == 0 or (bpy.app.version < (5, 0, 0) and status == -11), "".join(server.output)
+
+
+def test_blender_frames_refused_clearly_under_the_fast_display(primitives):
+    """Live mode, playing, Fast display: the objects are hidden behind the instancer, so
+    Blender's frames are refused, saying what to do; MuJoCo's still come."""
+    served, client = primitives, primitives.client
+    served.scene.mujoco_simulation.display = "FAST"
+    live = scene_session.simulation(served.scene)
+    live.play()
+    assert live.runner.wait_frame(live.runner.latest.frame + 2, 5.0) is not None
+    asked = {served.front: {"renderer": "blender"}}
+    reply = on_main_thread(lambda: client.call("get_state", include_cameras=asked))
+    assert reply["code"] == "camera_error", reply
+    assert "Fast display" in reply["message"] and "Objects" in reply["message"]
+    reply = client.call("get_state", include_cameras=[served.front])
+    assert reply["op"] == "get_state_ok" and reply["cameras"][served.front]["dtype"] == "float32"
+    live.pause()
+
+
+def test_an_engine_that_cannot_render_is_refused_and_changes_nothing(primitives):
+    """Cycles' add-on disabled and the scene's Bridge engine Cycles: switching a camera to
+    Blender's renderer fails with renderer_unavailable, the camera does not stream."""
+    import addon_utils
+
+    served, client = primitives, primitives.client
+    addon_utils.disable("cycles", default_set=False)
+    try:
+        served.scene.mujoco_bridge.camera_engine = "CYCLES"
+        bridge_host.watch()
+        reply = on_main_thread(lambda: client.call(
+            "set_camera_streaming", cameras={served.front: {"zmq": True, "renderer": "blender"}}))
+        assert reply["code"] == "renderer_unavailable", reply
+        assert "CYCLES" in reply["message"] and "enable its add-on" in reply["message"]
+        assert not served.served.bridge.cameras.streaming
+        assert served.served.bridge.cameras.cameras[served.front].renderer is None
+    finally:
+        addon_utils.enable("cycles", default_set=False)
+    reply = on_main_thread(lambda: client.call(
+        "set_camera_streaming", cameras={served.front: {"zmq": True, "renderer": "blender"}}))
+    assert reply["op"] == "set_camera_streaming_ok", reply
