@@ -223,6 +223,7 @@ class CameraStreams:
                 renderer=asked.get("renderer"))
         self.model, self.cameras = model, served
         self._ready = set()  # image sizes whose renderer the render thread has made
+        self.blender_last_frame = -1  # (a new model's simulation may number its states anew)
 
     def topics(self, prefix: str) -> dict:
         return {c.name: c.topic(self.address, self.renderer_of(c)) for c in self.cameras.values()
