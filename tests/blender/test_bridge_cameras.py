@@ -229,6 +229,18 @@ def test_a_streamed_blender_camera_arrives_with_rising_frame_ids(primitives):
             assert len(pixels) == 160 * 120 * 4
         status = bridge_host.status()
         assert status["camera_problem"] == ""
+        # set_camera_delay's max_fps caps Blender's frames too: 2 a second, for 2 s
+        reply = client.call("set_camera_delay", cameras={served.front: {"max_fps": 2}})
+        assert reply["op"] == "set_camera_delay_ok", reply
+        capped, until = [], time.monotonic() + 2.0
+        while time.monotonic() < until:
+            assert client.call("step", n_steps=2)["op"] == "step_ok"
+            bridge_host.watch()
+            while sub.socket.poll(0):
+                sub.socket.recv()
+                capped.append(parse(sub.socket.recv()))
+            time.sleep(0.01)
+        assert 2 <= len(capped) <= 5, len(capped)
     finally:
         sub.close()
     # a streamed frame is Blender's render of the state it names (the last one here)
