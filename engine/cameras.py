@@ -41,7 +41,6 @@ renderer is bound to the thread that first renders with it (its GL context).
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -49,6 +48,7 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
+from . import gl_backend
 from .errors import MJBlendError
 
 DEFAULT_RESOLUTION = (640, 480)  # (width, height) of a camera whose MJCF sets no resolution
@@ -321,11 +321,9 @@ def check_size(model, cam: Camera, width: int, height: int) -> None:
 
 
 def renderer_unavailable(exc: BaseException) -> RendererUnavailable:
-    backend = os.environ.get("MUJOCO_GL", "") or "unset (glfw, which needs a display)"
-    return RendererUnavailable(
-        f"MuJoCo's renderer cannot start: no OpenGL context with MUJOCO_GL={backend} "
-        f"({type(exc).__name__}: {exc}). Set MUJOCO_GL=egl (a GPU, or Mesa's EGL) or MUJOCO_GL=osmesa "
-        f"(software) in the environment before Python imports mujoco; PyOpenGL must be installed.")
+    """The error for a renderer that cannot start: which backend mujoco took (and,
+    if mujoco was imported before the add-on chose one, that), and what to set."""
+    return RendererUnavailable(gl_backend.explain(exc))
 
 
 @dataclass(frozen=True)
