@@ -6,6 +6,12 @@ backend for the life of the process. Inside Blender nobody sets it, and mujoco's
 own default (glfw, a hidden window) needs a display on Linux, so the add-on
 asks for one that works in Blender on each platform (`choose`, before
 its first `import mujoco`): DEFAULTS. A user's own MUJOCO_GL wins.
+
+Inside Blender's window, render on a thread of its own (RenderWorker): Blender's
+main thread holds its window's OpenGL context, beside which EGL cannot be made
+current (libglvnd: EGL_BAD_ACCESS; measured in Debian's Blender 5.2 under Xvfb),
+and CGL / glfw would replace it as the thread's current context. In the bpy
+module and `blender --background` there is no window and the main thread renders.
 """
 
 from __future__ import annotations
@@ -67,6 +73,13 @@ def explain(exc: BaseException) -> str:
                 f"or a script), when MUJOCO_GL was {read or 'unset'}, and keeps that backend until "
                 f"Blender restarts. Start Blender with MUJOCO_GL={asked or DEFAULTS.get(system, 'egl')} "
                 f"in its environment, or let MJBlend load before whatever imports mujoco.")
+    if "EGL_BAD_ACCESS" in str(exc):
+        # libglvnd's EGL refuses a thread where another window system's context is current:
+        # Blender's main thread, which holds its window's (GLX) context.
+        return (f"MuJoCo's renderer cannot start on this thread: another OpenGL context is current here "
+                f"(Blender's own window, on its main thread), and EGL cannot share a thread with it "
+                f"({type(exc).__name__}: EGL_BAD_ACCESS). Render MuJoCo images on a thread of their "
+                f"own (engine.cameras.RenderWorker), as MJBlend's camera features do.")
     missing = ""
     if isinstance(exc, ImportError) or "Failed to import OpenGL backend" in str(exc):
         missing = (" The backend's Python package is missing: the MJBlend extension zip bundles "
