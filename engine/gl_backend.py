@@ -33,6 +33,8 @@ CHOICES = {
     "Darwin": "MUJOCO_GL=cgl or MUJOCO_GL=glfw",
     "Windows": "MUJOCO_GL=glfw",
 }
+# What mujoco takes where MUJOCO_GL is unset (its gl_context.py).
+UNSET = {"Linux": "glfw, which needs a display", "Darwin": "cgl, else glfw", "Windows": "glfw"}
 _GL_CONTEXT = "mujoco.rendering.classic.gl_context"  # the module that picks, at import
 
 
@@ -64,7 +66,7 @@ def explain(exc: BaseException) -> str:
     asked = _normal(os.environ.get("MUJOCO_GL"))
     read = taken()
     shown = read if read is not None else asked
-    backend = f"MUJOCO_GL={shown}" if shown else "MUJOCO_GL unset (glfw, which needs a display)"
+    backend = f"MUJOCO_GL={shown}" if shown else f"MUJOCO_GL unset ({UNSET.get(system, 'glfw')})"
     text = f"MuJoCo's renderer cannot start: no OpenGL context with {backend} ({type(exc).__name__}: {exc})."
     if read is not None and read != asked:
         # Someone imported mujoco before MJBlend chose (another add-on, a startup script):
@@ -79,7 +81,7 @@ def explain(exc: BaseException) -> str:
         return (f"MuJoCo's renderer cannot start on this thread: another OpenGL context is current here "
                 f"(Blender's own window, on its main thread), and EGL cannot share a thread with it "
                 f"({type(exc).__name__}: EGL_BAD_ACCESS). Render MuJoCo images on a thread of their "
-                f"own (engine.cameras.RenderWorker), as MJBlend's camera features do.")
+                f"own (engine.cameras.RenderWorker).")
     missing = ""
     if isinstance(exc, ImportError) or "Failed to import OpenGL backend" in str(exc):
         missing = (" The backend's Python package is missing: the MJBlend extension zip bundles "
