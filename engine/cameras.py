@@ -36,6 +36,9 @@ from a state (a runner `Snapshot`, an MjData read between steps, or an
 `render` exactly as mujoco.Renderer does, so its frames are that renderer's bit
 for bit and it may run on a thread beside the runner (`RenderWorker`). A
 renderer is bound to the thread that first renders with it (its GL context).
+Blender's main thread in a window cannot render (it holds Blender's own OpenGL
+context: engine/gl_backend.py); `RenderThread` serves such a caller synchronously
+from a thread of its own.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import mujoco
@@ -299,6 +303,47 @@ class CameraRenderer:
         for renderer in self._renderers.values():
             renderer.close()
         self._renderers.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class RenderThread:
+    """A CameraRenderer that lives on a thread of its own, called synchronously:
+    `render` (as CameraRenderer.render) and `call(fn, ...)` run there and return its
+    result or raise its error. For callers on a thread where MuJoCo's renderer cannot
+    run: Blender's main thread in a window, which holds Blender's OpenGL context (EGL
+    refuses it with EGL_BAD_ACCESS; CGL and glfw would replace that context). Frames are
+    CameraRenderer's, made in the same order."""
+
+    def __init__(self, model, max_geom: int = 10000, name: str = "MJBlend renderer"):
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=name)  # (one thread, kept)
+        self.renderer = self.call(CameraRenderer, model, max_geom)
+
+    @property
+    def model(self):
+        return self.renderer.model
+
+    def call(self, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` on the render thread (where its GL contexts are current)."""
+        return self._executor.submit(fn, *args, **kwargs).result()
+
+    def render(self, *args, **kwargs) -> Frame:
+        return self.call(self.renderer.render, *args, **kwargs)
+
+    def upload_textures(self, textures) -> None:
+        """CameraRenderer.upload_textures, on the render thread (where its contexts live)."""
+        self.call(self.renderer.upload_textures, textures)
+
+    def close(self) -> None:
+        """Free the GL contexts on their thread, then end it (a second close does nothing)."""
+        if self._executor is not None:
+            self.call(self.renderer.close)
+            self._executor.shutdown()
+            self._executor = None
 
     def __enter__(self):
         return self

@@ -7,8 +7,12 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 
-from mjblend.engine import gl_backend
+import mujoco
+import numpy as np
+import pytest
+from mjblend.engine import cameras, gl_backend
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,3 +85,34 @@ except cameras.RendererUnavailable as exc:
     assert "MESSAGE" in out, out
     assert "imported before MJBlend could choose" in out and "MUJOCO_GL was unset" in out, out
     assert f"Start Blender with MUJOCO_GL={gl_backend.DEFAULTS[platform.system()]}" in out, out
+
+
+def test_a_render_thread_renders_as_mujoco_renderer_on_a_thread_of_its_own():
+    """cameras.RenderThread (for callers on Blender's main thread in a window, where no
+    backend may take the thread: tests/gui/test_gui_camera_render.py): its frames are
+    mujoco.Renderer's, drawn on its own thread; errors reach the caller."""
+    model = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><light pos='0 0 3'/><geom type='plane' size='2 2 .1'/>"
+        "<geom type='box' size='.2 .2 .2' pos='0 0 .2' rgba='1 .5 0 1'/>"
+        "<camera name='eye' pos='0 -1.5 1' xyaxes='1 0 0 0 .6 .8'/></worldbody></mujoco>")
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    with cameras.RenderThread(model) as thread:
+        frame = thread.render(data, "eye", ("rgb", "depth", "segmentation"), 64, 48)
+        where = thread.call(threading.current_thread)
+        with pytest.raises(cameras.CameraError, match="nope"):
+            thread.render(data, "nope")
+        assert thread.render(data, "eye", width=64, height=48).rgb.shape == (48, 64, 3)  # still serves
+    thread.close()  # (a second close does nothing)
+    assert where is not threading.current_thread() and where.name.startswith("MJBlend renderer")
+    reference = mujoco.Renderer(model, 48, 64)
+    reference.update_scene(data, "eye")
+    rgb = reference.render()
+    reference.enable_depth_rendering()
+    depth = reference.render()
+    reference.disable_depth_rendering()
+    reference.enable_segmentation_rendering()
+    segmentation = reference.render()
+    reference.close()
+    assert np.array_equal(frame.rgb, rgb) and np.array_equal(frame.depth, depth)
+    assert np.array_equal(frame.segmentation, segmentation)

@@ -3,20 +3,29 @@ in Blender's environment, the installed extension's own choice (EGL on Linux) dr
 camera images beside Blender's OpenGL window on a render thread beside a running
 simulation, mujoco.Renderer's bit for bit. On Blender's main thread, which holds its
 window's GLX context, EGL cannot be made current: a clear RendererUnavailable says to
-render on a thread of its own."""
+render on a thread of its own, and a camera dataset made from the window does
+(cameras.RenderThread)."""
 
+import json
+import os
+
+import numpy as np
 import pytest
 from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
+def run_without_mujoco_gl(tmp_path_factory, script, env):
     with pytest.MonkeyPatch.context() as patch:
         # (tests/conftest.py sets MUJOCO_GL=egl for this process: Blender must not inherit it)
         patch.delenv("MUJOCO_GL", raising=False)
         patch.delenv("PYOPENGL_PLATFORM", raising=False)
-        return run_reporting_script(tmp_path_factory, "camera_render.py",
-                                    env=lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "view.png")})
+        return run_reporting_script(tmp_path_factory, script, env=env)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    return run_without_mujoco_gl(tmp_path_factory, "camera_render.py",
+                                 lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "view.png")})
 
 
 @pytest.mark.gui
@@ -55,5 +64,25 @@ def test_blenders_main_thread_is_refused_with_a_clear_message(rendered):
 def test_blender_still_draws_its_window(rendered):
     proc, report, folder = rendered
     assert_real_screenshot(folder / "view.png")
+    assert leftover_processes(folder) == []
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.gui
+def test_a_camera_dataset_made_from_the_window_renders_with_mujoco(tmp_path_factory):
+    """The Camera Dataset operator in the 3D view's context, on Blender's main thread:
+    MuJoCo's renderer runs on a thread of its own and every frame is written."""
+    proc, report, folder = run_without_mujoco_gl(tmp_path_factory, "dataset_window.py",
+                                                 lambda folder: {"MJBLEND_DATASET": str(folder / "set")})
+    assert report["imported"] == report["baked"] == report["dataset"] == ["FINISHED"], report
+    manifest = json.loads((folder / "set" / "manifest.json").read_text())
+    assert manifest["complete"] and manifest["renderer"]["name"] == "mujoco", manifest
+    assert manifest["renderer"]["MUJOCO_GL"] == "egl", manifest
+    assert len(manifest["frames"]) >= 5, manifest
+    for camera in ("top", "side"):
+        for kind in ("rgb", "depth", "segmentation"):
+            assert len(os.listdir(folder / "set" / camera / kind)) == len(manifest["frames"]), (camera, kind)
+    depth = np.load(folder / "set" / "top" / "depth" / f"{manifest['frames'][0]:06d}.npy")
+    assert depth.dtype == np.float32 and np.isfinite(depth).all() and depth.min() > 0, depth
     assert leftover_processes(folder) == []
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
