@@ -407,7 +407,9 @@ class MujocoFrames:
         """`textures`, `load`: see ModelLook."""
         self.model = copy.deepcopy(model)
         self.look = ModelLook(self.model, textures, load)
-        self.renderer = cameras.CameraRenderer(self.model, max_geom)
+        # (on a thread of its own: a dataset made in Blender's window renders from its main
+        # thread, where MuJoCo's renderer cannot start beside Blender's OpenGL context)
+        self.renderer = cameras.RenderThread(self.model, max_geom)
 
     def materials(self) -> list:
         return self.look.materials()
