@@ -1,8 +1,10 @@
 """The camera preview: a MuJoCo camera's live image while a scene simulates.
 
-MuJoCo's renderer runs on a `RenderWorker` thread of its own (engine/cameras.py),
-fed by the runner's snapshots as they are published, at most `max_fps` frames a
-second: never on Blender's main thread, never holding up the physics. The main
+MuJoCo's renderer runs for a `RenderWorker` thread (engine/cameras.py) in a child
+process of its own (engine/render_process.py: mujoco.Renderer holds the GIL while
+it draws, which would stall the physics thread and the UI), fed by the runner's
+snapshots as they are published, at most `max_fps` frames a second: never on
+Blender's main thread, never holding up the physics. The main
 thread only takes the newest finished frame and copies it into the image
 "MuJoCo Preview: <scene>" (`update`, cheap), which the viewport draws in a corner
 (ui/camera_preview) and the Image Editor can show. Blender's renderer must run on
@@ -22,7 +24,7 @@ import time
 import bpy
 import numpy as np
 
-from ..engine import cameras
+from ..engine import cameras, render_process
 from ..engine.errors import MJBlendError
 from ..sync import views
 from . import scene_session
@@ -181,7 +183,9 @@ class CameraPreview:
     def start_worker(self) -> None:
         runner = self.live.runner
         self._newest = runner.latest  # (main thread: an inline runner publishes here)
-        self.worker = cameras.RenderWorker(self._source, name=f"{THREAD_NAME} ({self.scene_name})")
+        # (the drawing in a child process: mujoco.Renderer holds the GIL while it draws)
+        self.worker = cameras.RenderWorker(self._source, name=f"{THREAD_NAME} ({self.scene_name})",
+                                           renderer=render_process.ProcessRenderer)
         runner.listen(self._published)
         self.worker.start()
 

@@ -30,7 +30,24 @@ def desk(clean_scene):
 
 
 def preview_threads() -> list:
-    return [t for t in threading.enumerate() if t.name.startswith(camera_preview.THREAD_NAME)]
+    """The preview's render threads, and its render processes (children of this one)."""
+    threads = [t for t in threading.enumerate() if t.name.startswith(camera_preview.THREAD_NAME)]
+    return threads + render_processes()
+
+
+def render_processes() -> list:
+    children = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"render_process" in cmdline:
+            children.append(int(pid))
+    return children
 
 
 def shown_frame(scene, sim_time=None, image=None):
@@ -93,8 +110,8 @@ def test_the_preview_source_is_mujoco_renderer_bit_for_bit_and_the_image_holds_i
     running.step(20)
     snapshot = running.latest
     settings.enabled = True  # (its worker's first frame is of this state)
-    assert len(preview_threads()) == 1
     rgb_frame = shown_frame(desk, image="RGB")
+    assert len(preview_threads()) == 2  # (the render thread and its process)
     model = running.model
     width, height = 160, round(160 * 480 / 640)
     assert (rgb_frame.width, rgb_frame.height) == (width, height)
@@ -167,19 +184,19 @@ def test_off_ending_the_simulation_and_loading_a_file_stop_the_thread(desk):
     running, settings = start(desk)
     settings.enabled = True
     shown_frame(desk)
-    assert len(preview_threads()) == 1
+    assert len(preview_threads()) == 2
     settings.enabled = False
     assert preview_threads() == []
     assert bpy.data.images.get(camera_preview.image_name(desk)) is None
     assert scene_session.simulation(desk) is running  # (the simulation goes on)
     settings.enabled = True
     shown_frame(desk)
-    assert len(preview_threads()) == 1
+    assert len(preview_threads()) == 2
     scene_session.end_simulation(running)
     assert preview_threads() == []
     running = scene_session.start_simulation(desk)  # preview on: it starts with the simulation
     shown_frame(desk)
-    assert len(preview_threads()) == 1
+    assert len(preview_threads()) == 2
     bpy.ops.wm.read_homefile(use_empty=True)  # (load_pre: every session ends)
     assert preview_threads() == []
 
@@ -194,7 +211,7 @@ def test_an_unknown_camera_says_so_and_changes_nothing_else(desk):
     message, alert = camera_preview.status(desk)
     assert alert and "no such camera" in message and CAMERA in message  # (it names the cameras there are)
     preview = camera_preview.of(desk)
-    assert preview.frame is before and preview.running and len(preview_threads()) == 1
+    assert preview.frame is before and preview.running and len(preview_threads()) == 2
     assert scene_session.simulation(desk) is running and running.latest.time > before.sim_time
     settings.camera_name = CAMERA
     shown_frame(desk)
@@ -209,7 +226,7 @@ def test_a_size_beyond_the_offscreen_buffer_says_how_to_raise_it(desk):
     camera_preview.update(desk)
     message, alert = camera_preview.status(desk)
     assert alert and "offwidth" in message
-    assert camera_preview.of(desk).frame is before and len(preview_threads()) == 1
+    assert camera_preview.of(desk).frame is before and len(preview_threads()) == 2
 
 
 def test_a_renderer_not_available_says_so_and_changes_nothing_else(desk):
