@@ -36,3 +36,13 @@ POSITIONS_WRITE_TAGS = VERSION >= (4, 3, 0)
 # 4.4: slotted Actions: F-Curves live in a layer's keyframe strip, in the channelbag
 # of the slot the animated datablock uses (5.0 removed Action.fcurves).
 SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
+
+# ------------------------------------------------------------------ rendering
+
+# 5.0: EEVEE's render engine is "BLENDER_EEVEE" again; 4.2 - 4.5 name EEVEE Next
+# "BLENDER_EEVEE_NEXT" (seen in RenderSettings.engine's items of bpy 4.2.23 and 4.5.15).
+EEVEE = "BLENDER_EEVEE" if VERSION >= (5, 0, 0) else "BLENDER_EEVEE_NEXT"
+# 5.0: an image format's media type (ImageFormatSettings.media_type) picks a multilayer
+# OpenEXR ("MULTI_LAYER_IMAGE"); before, file_format "OPEN_EXR_MULTILAYER" did, and
+# 5.0's file_format no longer lists it until the media type is set.
+IMAGE_MEDIA_TYPE = VERSION >= (5, 0, 0)

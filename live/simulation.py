@@ -119,6 +119,13 @@ class LiveSimulation:
         return self.binding.model if self.binding is not None else None
 
     @property
+    def scanners(self) -> list:
+        """The scanners of the running model's compile: their `elements` bind every
+        scanned object to its MuJoCo id (geoms, sites and cameras too, which the
+        Binding leaves out)."""
+        return self._scanners
+
+    @property
     def session(self) -> EngineSession | None:
         """The engine session (its MjData is the runner's: read it only inline)."""
         return self.runner.session if self.runner is not None else None
