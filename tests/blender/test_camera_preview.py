@@ -229,21 +229,57 @@ def test_a_size_beyond_the_offscreen_buffer_says_how_to_raise_it(desk):
     assert camera_preview.of(desk).frame is before and len(preview_threads()) == 2
 
 
-def test_a_renderer_not_available_says_so_and_changes_nothing_else(desk):
+def test_a_mujoco_renderer_that_cannot_start_says_so_and_changes_nothing_else(desk, monkeypatch):
+    running, settings = start(desk)
+    monkeypatch.setenv("MUJOCO_GL", "glfw")  # (the render process inherits it: no display here)
+    monkeypatch.setenv("DISPLAY", "")
+    monkeypatch.setenv("WAYLAND_DISPLAY", "")
+    settings.enabled = True
+    deadline = time.monotonic() + WAIT
+    while not camera_preview.status(desk)[1] and time.monotonic() < deadline:
+        camera_preview.update(desk)
+        time.sleep(0.02)
+    message, alert = camera_preview.status(desk)
+    assert alert and "MUJOCO_GL=glfw" in message and "MUJOCO_GL=egl" in message
+    assert camera_preview.of(desk).frame is None
+    deadline = time.monotonic() + 10
+    while preview_threads() and time.monotonic() < deadline:  # (the failed worker ends its process)
+        time.sleep(0.05)
+    assert preview_threads() == []
+    running.step(3)  # (the simulation goes on)
+    assert scene_session.simulation(desk) is running and running.latest.steps == 3
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    settings.width = 128  # (a changed request starts it again)
+    assert shown_frame(desk).width == 128 and camera_preview.status(desk) == ("", False)
+
+
+def test_blenders_renderer_previews_on_the_main_thread_at_a_capped_rate(desk):
     running, settings = start(desk)
     settings.enabled = True
-    before = shown_frame(desk)
-    if camera_preview.blender_camera is not None:
-        pytest.skip("Blender's renderer is available in this build")
-    settings.renderer = "BLENDER"
-    camera_preview.update(desk)
-    message, alert = camera_preview.status(desk)
-    assert alert and message == camera_preview.NOT_AVAILABLE
-    assert camera_preview.of(desk).frame is before and scene_session.simulation(desk) is running
-    settings.renderer = "MUJOCO"
-    running.step(1)
     shown_frame(desk)
-    assert camera_preview.status(desk) == ("", False)
+    assert len(preview_threads()) == 2
+    running.step(10)
+    settings.renderer = "BLENDER"  # (the MuJoCo worker ends: one renderer at a time)
+    assert preview_threads() == []
+    preview = camera_preview.of(desk)
+    frame = preview.frame
+    assert frame.frame_id > 0 and camera_preview.status(desk) == ("", False)
+    assert frame.rgb.shape == (120, 160, 3) and frame.sim_time == running.latest.time
+    shown = image_pixels(preview.image())
+    assert np.array_equal(shown, frame.rgb) and shown.std() > 5  # (a picture, not a blank)
+    assert camera_preview.update(desk) is False  # capped: not again at once
+    settings.image = "DEPTH"
+    deadline = time.monotonic() + WAIT
+    while camera_preview._kind_of(preview.frame) != "DEPTH" and time.monotonic() < deadline:
+        camera_preview.update(desk)
+        time.sleep(0.05)
+    assert preview.frame.depth.shape == (120, 160) and preview.depth_range[0] > 0
+    settings.width = 640  # (Blender's renderer renders the preview at most BLENDER_MAX_WIDTH wide)
+    deadline = time.monotonic() + WAIT
+    while preview.frame.width != camera_preview.BLENDER_MAX_WIDTH and time.monotonic() < deadline:
+        camera_preview.update(desk)
+        time.sleep(0.05)
+    assert (preview.frame.width, preview.frame.height) == (320, 240)
 
 
 def test_the_camera_enum_lists_the_running_models_cameras(desk):
