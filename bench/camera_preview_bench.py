@@ -12,7 +12,12 @@ on a thread of its own. Off and on interleaved, R times each; medians of:
 2. fast-forward: steps per second, on / off (the render thread competes for the
    CPU only: on a machine with a core to spare the ratio is 1);
 3. the preview's frames per second rendered and shown, and the main thread's
-   milliseconds per `update` (median; the upload included when there is one).
+   milliseconds per `update` (median; the upload included when there is one);
+4. the same fast-forward with mujoco.Renderer on the worker thread itself
+   (`camera_preview.RENDERER = cameras.CameraRenderer`), against off: why the
+   preview draws in a child process (mujoco.Renderer keeps the GIL while it draws);
+5. Blender's renderer (Workbench, main thread): seconds per preview frame, and the
+   simulation's real-time speed while it previews.
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ def main() -> None:
     import bpy
     from addon_loader import enable_addon
     enable_addon()
-    from mjblend.engine import commands
+    from mjblend.engine import cameras, commands
     from mjblend.importer import build
+    from mjblend.engine import render_process
     from mjblend.live import camera_preview, scene_session, simulation
 
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -69,9 +75,11 @@ def main() -> None:
             time.sleep(max(0.0, next_frame - time.perf_counter()))
         shot, wall = running.latest, time.perf_counter() - start
         preview = camera_preview.of(scene)
+        worker = preview.worker if preview is not None else None
         result = {"speed": (shot.time - shot0.time) / wall, "steps": (shot.steps - shot0.steps) / wall,
-                  "rendered": preview.worker.frame_id / wall if preview is not None else 0.0,
-                  "shown": shown / wall, "ms": statistics.median(costs) * 1e3 if costs else 0.0}
+                  "rendered": worker.frame_id / wall if worker is not None else 0.0,
+                  "shown": shown / wall, "ms": statistics.median(costs) * 1e3 if costs else 0.0,
+                  "max_ms": max(costs) * 1e3 if costs else 0.0}
         running.pause()
         settings.enabled = False  # (a fresh worker for every run: frame ids count from 1)
         time.sleep(0.1)
@@ -98,6 +106,21 @@ def main() -> None:
         print(f"3. {mode}: preview {args.width} px wide, max {args.fps} fps: "
               f"{med(True, 'rendered'):.1f} fps rendered, {med(True, 'shown'):.1f} shown, "
               f"{med(True, 'ms'):.2f} ms per update on the main thread")
+    camera_preview.RENDERER = cameras.CameraRenderer
+    runs = {False: [], True: []}
+    for _ in range(args.repeat):
+        for on in (False, True):
+            runs[on].append(loop(on, True))
+    off, on = (statistics.median(r["steps"] for r in runs[k]) for k in (False, True))
+    print(f"4. fast-forward, mujoco.Renderer on the render thread: {off:.0f} steps/s off, {on:.0f} on = "
+          f"{on / off:.3f}")
+    camera_preview.RENDERER = render_process.ProcessRenderer
+    settings.renderer = "BLENDER"
+    results = [loop(True, False) for _ in range(args.repeat)]
+    print(f"5. Blender Workbench preview, {min(args.width, camera_preview.BLENDER_MAX_WIDTH)} px wide: "
+          f"{statistics.median(r['shown'] for r in results):.2f} frames/s shown, "
+          f"{statistics.median(r['max_ms'] for r in results) / 1e3:.2f} s per frame (main thread), real time "
+          f"{statistics.median(r['speed'] for r in results):.3f} s/s")
     scene_session.end_all()
     print(f"(cores: {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))})")
 

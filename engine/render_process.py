@@ -33,6 +33,14 @@ _STATE_FIELDS = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat", "ctrl", "eq_a
 _ERRORS = {"CameraError": cameras.CameraError, "RendererUnavailable": cameras.RendererUnavailable}
 
 
+def child_environment() -> dict:
+    """This process's environment; Mesa's software rasterizer (llvmpipe) told to leave two
+    cores (the physics thread's and Blender's) unless LP_NUM_THREADS says otherwise."""
+    env = dict(os.environ)
+    env.setdefault("LP_NUM_THREADS", str(max(1, min((os.cpu_count() or 1) - 2, 8))))
+    return env
+
+
 def state_of(snapshot) -> SimpleNamespace:
     """What `cameras.load_state` reads of a snapshot, and nothing else (sent per frame)."""
     values = {field: np.asarray(getattr(snapshot, field))
@@ -56,7 +64,8 @@ class ProcessRenderer:
             code = ("import importlib, json, sys; a = json.loads(sys.argv[1]); sys.path[:0] = a[2]; "
                     "importlib.import_module(a[3] + '.engine.render_process').serve(*a[:2])")
             try:
-                self._process = subprocess.Popen([sys.executable, "-c", code, args], stdin=subprocess.DEVNULL)
+                self._process = subprocess.Popen([sys.executable, "-c", code, args], stdin=subprocess.DEVNULL,
+                                                 env=child_environment())
             except OSError as exc:
                 raise cameras.RendererUnavailable(f"MuJoCo's renderer process cannot start ({exc})") from exc
             sock = getattr(getattr(listener, "_listener", None), "_socket", None)

@@ -27,20 +27,15 @@ import numpy as np
 from ..engine import cameras, render_process
 from ..engine.errors import MJBlendError
 from ..sync import views
-from . import scene_session
+from . import blender_camera, scene_session
 
-try:  # (Blender's camera renderer: issue 32's other part; the preview says when it is missing)
-    from . import blender_camera
-except ImportError:
-    blender_camera = None
 
 INTERVAL = 1 / 30  # seconds between the timer's uploads
 BLENDER_MAX_FPS = 4.0  # Blender's renderer blocks the UI: at most this often ...
 BLENDER_MAX_SHARE = 0.25  # ... and at most this share of the main thread's time
 BLENDER_MAX_WIDTH = 320
 THREAD_NAME = "MJBlend camera preview"
-NOT_AVAILABLE = ("Blender's renderer is not available for the preview in this version of MJBlend: "
-                 "choose the MuJoCo renderer")
+RENDERER = render_process.ProcessRenderer  # (cameras.CameraRenderer draws on the thread: bench/ compares)
 # the depth colour map (near -> far), viridis' ends and middle
 _DEPTH_STOPS = np.array([(253, 231, 37), (94, 201, 98), (33, 145, 140), (59, 82, 139), (68, 1, 84)], float)
 _DEPTH_MAP = np.stack([np.interp(np.linspace(0, 1, 256), np.linspace(0, 1, len(_DEPTH_STOPS)),
@@ -185,7 +180,7 @@ class CameraPreview:
         self._newest = runner.latest  # (main thread: an inline runner publishes here)
         # (the drawing in a child process: mujoco.Renderer holds the GIL while it draws)
         self.worker = cameras.RenderWorker(self._source, name=f"{THREAD_NAME} ({self.scene_name})",
-                                           renderer=render_process.ProcessRenderer)
+                                           renderer=RENDERER)
         runner.listen(self._published)
         self.worker.start()
 
@@ -266,9 +261,6 @@ class CameraPreview:
         return self.show(frame, settings.image, self.live.model)
 
     def _update_blender(self, settings, cam, width, height) -> bool:
-        if blender_camera is None:
-            self.message = NOT_AVAILABLE
-            return False
         self.stop_worker()  # (one renderer at a time)
         now = time.perf_counter()
         if now < self._blender_next:
@@ -328,8 +320,6 @@ def status(scene) -> tuple[str, bool]:
     """(What the panel says about the scene's preview, whether it is an error)."""
     settings = scene.mujoco_camera_preview
     live = scene_session.simulation(scene)
-    if settings.renderer == "BLENDER" and blender_camera is None:
-        return NOT_AVAILABLE, True
     if not settings.enabled:
         return "", False
     if live is None:

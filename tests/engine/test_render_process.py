@@ -12,8 +12,6 @@ import pytest
 from addon_loader import ROOT
 
 from mjblend.engine import cameras, render_process
-from mjblend.engine.runner import Runner
-from mjblend.engine.session import EngineSession
 
 DESK = os.path.join(ROOT, "examples", "desk_toys.xml")
 ALL = ("rgb", "depth", "segmentation")
@@ -80,45 +78,43 @@ def test_a_renderer_that_cannot_start_in_the_child_says_what_to_set(monkeypatch)
             renderer.render(mujoco.MjData(model), "overview")
 
 
-def _python_rate(seconds: float) -> float:
-    """Loop iterations per second of plain Python on this thread (it needs the GIL)."""
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        count += 1
-    return count / seconds
+def _python_rate_while_drawing(model, make_renderer, frames: int = 6) -> float:
+    """Plain Python loop iterations per second on this thread (it needs the GIL) while
+    another thread is inside `make_renderer(model).render` (counted only then)."""
+    busy, done = threading.Event(), threading.Event()
+    data = moved(model)
 
-
-def _rate_beside(model, make_renderer) -> float:
-    """_python_rate while a RenderWorker renders the desk continuously with `make_renderer`."""
-    runner = Runner(EngineSession(model), threaded=False)
-    worker = cameras.RenderWorker(lambda: runner.latest, renderer=make_renderer)
-    worker.start()
-    try:
-        worker.request(cameras.Request(("overview",), width=320, height=240))
-        assert worker.wait(1, timeout=60), worker.error
-        stop = threading.Event()
-
-        def again():  # (a new snapshot whenever the last one is drawn: it renders all the time)
-            while not stop.is_set():
-                worker.request(cameras.Request(("overview",), width=320, height=240, continuous=False))
-                worker.wait(worker.frame_id + 1, timeout=10)
-        feeder = threading.Thread(target=again)
-        feeder.start()
-        rate = _python_rate(1.5)
-        stop.set()
-        feeder.join()
-        return rate
-    finally:
-        assert worker.stop()
+    def draw():
+        renderer = make_renderer(model)
+        try:
+            renderer.render(data, "overview", width=320, height=240)  # (a first frame: the start up)
+            for _ in range(frames):
+                busy.set()
+                renderer.render(data, "overview", width=320, height=240)
+                busy.clear()
+        finally:
+            renderer.close()
+            done.set()
+    thread = threading.Thread(target=draw)
+    thread.start()
+    count, seconds = 0, 0.0
+    while not done.is_set():
+        if not busy.wait(0.01):
+            continue
+        start = time.perf_counter()
+        while busy.is_set():
+            count += 1
+        seconds += time.perf_counter() - start
+    thread.join()
+    return count / max(seconds, 1e-9)
 
 
 def test_the_child_leaves_this_process_threads_to_run():
     """mujoco.Renderer keeps the GIL while it draws: on a render thread it stalls every
     other Python thread; in the child process it does not."""
     model = mujoco.MjModel.from_xml_path(DESK)
-    in_thread = _rate_beside(model, cameras.CameraRenderer)
-    in_child = _rate_beside(model, render_process.ProcessRenderer)
-    alone = _python_rate(1.0)
-    print(f"Python loop rate: alone {alone:.0f}/s, beside a render thread {in_thread:.0f}/s, "
-          f"beside the render process {in_child:.0f}/s")
-    assert in_child > 1.5 * in_thread
+    in_thread = _python_rate_while_drawing(model, cameras.CameraRenderer)
+    in_child = _python_rate_while_drawing(model, render_process.ProcessRenderer)
+    print(f"Python loop rate while a frame is drawn: on a render thread {in_thread:.0f}/s, "
+          f"in the render process {in_child:.0f}/s")
+    assert in_child > 1.4 * in_thread  # (measured here: 1.8 to 2.7 times)
