@@ -34,9 +34,13 @@ _ERRORS = {"CameraError": cameras.CameraError, "RendererUnavailable": cameras.Re
 
 
 def child_environment() -> dict:
-    """This process's environment; Mesa's software rasterizer (llvmpipe) told to leave two
-    cores (the physics thread's and Blender's) unless LP_NUM_THREADS says otherwise."""
+    """This process's environment; on Linux MuJoCo's EGL backend unless MUJOCO_GL names
+    another (its default, GLFW, wants a window and the glfw package); Mesa's software
+    rasterizer (llvmpipe) told to leave two cores (the physics thread's and Blender's)
+    unless LP_NUM_THREADS says otherwise."""
     env = dict(os.environ)
+    if sys.platform.startswith("linux"):
+        env.setdefault("MUJOCO_GL", "egl")
     env.setdefault("LP_NUM_THREADS", str(max(1, min((os.cpu_count() or 1) - 2, 8))))
     return env
 
