@@ -8,12 +8,13 @@ physics thread and Blender's UI. `ProcessRenderer` has CameraRenderer's face
 (`renderer=ProcessRenderer`); the drawing happens in a Python of its own, started
 from `sys.executable` with this process's `sys.path`, which gets the model once
 and a state (qpos, qvel, act, mocap, time, ctrl, eq_active) per frame and sends
-back the Frame: the same CameraRenderer, the same mujoco.Renderer calls in the
+back the Frame's fields: the same CameraRenderer, the same mujoco.Renderer calls in the
 same order, so the same pixels. Waiting for it releases the GIL.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -99,7 +100,8 @@ class ProcessRenderer:
 
     def render(self, state, which, kinds=("rgb",), width: int | None = None, height: int | None = None
                ) -> cameras.Frame:
-        return self._call(("render", state_of(state), which, tuple(kinds), width, height))
+        frame, camera = self._call(("render", state_of(state), which, tuple(kinds), width, height))
+        return cameras.Frame(camera=cameras.Camera(**camera), **frame)
 
     def close(self) -> None:
         """The child told to stop (its GL contexts freed), then waited for; killed if it hangs."""
@@ -125,6 +127,14 @@ class ProcessRenderer:
         self.close()
 
 
+def _plain(frame: cameras.Frame) -> tuple[dict, dict]:
+    """A Frame as builtins and arrays: (its fields but the camera, the camera's fields).
+    The parent's classes are not the child's: this package is `mjblend` here and, in
+    Blender, `bl_ext.<repository>.mjblend` there, so a pickled Frame would not load."""
+    fields = {f.name: getattr(frame, f.name) for f in dataclasses.fields(frame) if f.name != "camera"}
+    return fields, {f.name: getattr(frame.camera, f.name) for f in dataclasses.fields(frame.camera)}
+
+
 def serve(address, authkey_hex: str) -> None:
     """The child's loop: a model, then frames, until told to stop or the parent is gone."""
     if hasattr(os, "nice"):
@@ -147,7 +157,7 @@ def serve(address, authkey_hex: str) -> None:
                     reply = (True, None)
                 else:
                     _op, state, which, kinds, width, height = message
-                    reply = (True, renderer.render(state, which, kinds, width, height))
+                    reply = (True, _plain(renderer.render(state, which, kinds, width, height)))
             except Exception as exc:  # noqa: BLE001 -- every error goes back to the caller
                 reply = (False, (type(exc).__name__, str(exc)))
             conn.send(reply)

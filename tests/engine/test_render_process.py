@@ -51,6 +51,7 @@ def test_frames_from_the_child_equal_mujoco_renderer_bit_for_bit():
     assert np.array_equal(frame.depth.view(np.uint32), depth.view(np.uint32))
     assert np.array_equal(frame.segmentation, seg) and len(np.unique(seg[..., 0])) > 3
     assert frame.sim_time == data.time and frame.camera.name == "overview"
+    assert type(frame) is cameras.Frame and type(frame.camera) is cameras.Camera  # (this side's classes)
     assert np.array_equal(frame.K, cameras.camera(model, "overview").K(320, 240))
     assert later.depth.shape == (120, 160) and later.rgb is None and later.sim_time > frame.sim_time
 

@@ -45,6 +45,26 @@ def preview_threads():
     return [t.name for t in threading.enumerate() if t.name.startswith("MJBlend camera preview")]
 
 
+def shown(scene, settings, area, region, camera_preview, preview_draw) -> dict:
+    """What the preview shows now: status, frame rates, threads, the frame, the image and
+    where it is drawn (screenshot pixels), the frame's RGB rows bottom up."""
+    preview = camera_preview.of(scene)
+    frame = preview.frame
+    image = preview.image()
+    out = {"status": list(camera_preview.status(scene)), "fps": [preview.fps, preview.shown_fps],
+           "threads": preview_threads(), "area": [area.width, area.height],
+           "frame": None if frame is None else [frame.width, frame.height, frame.sim_time],
+           "image": None if image is None else list(image.size)}
+    if image is not None:
+        scale = bpy.context.preferences.system.ui_scale
+        x, y, w, h = preview_draw.placement(settings, tuple(image.size), (region.width, region.height),
+                                            scale, preview_draw.insets(area, region))
+        offset = (region.x - area.x, region.y - area.y)
+        out["rect"] = [x + offset[0], y + offset[1], w, h]
+        out["rgb"] = frame.rgb[::-1].reshape(-1).tolist()
+    return out
+
+
 def steps():
     show_camera_panel(importlib.import_module(ADDON + ".ui.sidebar"),
                       importlib.import_module(ADDON + ".ui.camera_preview.panel"))
@@ -79,6 +99,24 @@ def steps():
         report["mujoco_fps"] = preview.fps
         report["mujoco_threads"] = preview_threads()
 
+    pyopengl = os.environ.get("MJBLEND_PYOPENGL")  # (a folder holding the driver's PyOpenGL package)
+    if pyopengl:  # as a `pip install PyOpenGL` into Blender's Python would: on its sys.path
+        sys.path.append(pyopengl)
+        settings.max_fps = 20  # (a changed request: the failed renderer tries again)
+        start, start_time = time.perf_counter(), running.latest.time
+        report["pyopengl_frames"] = []
+        while time.perf_counter() - start < 6.0:
+            preview = camera_preview.of(scene)
+            if preview is not None and preview.frame is not None:
+                report["pyopengl_frames"].append([preview.frame.frame_id, preview.frame.sim_time])
+            yield 0.25
+        with physics_parked(running):
+            report["pyopengl_speed"] = (running.latest.time - start_time) / (time.perf_counter() - start)
+            report["pyopengl"] = shown(scene, settings, area, region, camera_preview, preview_draw)
+        if SCREENSHOT:
+            screenshot_view(SCREENSHOT.replace(".png", "_mujoco.png"))
+        yield 0.3
+
     settings.renderer = "BLENDER"  # Blender's renderer (Workbench), on the main thread
     start = time.perf_counter()
     report["frames"] = []
@@ -89,21 +127,7 @@ def steps():
         yield 0.25
     with physics_parked(running):
         preview = camera_preview.of(scene)
-        report["status"] = list(camera_preview.status(scene))
-        report["fps"] = [preview.fps, preview.shown_fps]
-        report["threads"] = preview_threads()
-        frame = preview.frame
-        report["frame"] = None if frame is None else [frame.width, frame.height, frame.sim_time]
-        image = preview.image()
-        report["image"] = None if image is None else list(image.size)
-        if image is not None:
-            scale = bpy.context.preferences.system.ui_scale
-            x, y, w, h = preview_draw.placement(settings, tuple(image.size), (region.width, region.height),
-                                                scale, preview_draw.insets(area, region))
-            offset = (region.x - area.x, region.y - area.y)
-            report["rect"] = [x + offset[0], y + offset[1], w, h]
-            report["rgb"] = frame.rgb[::-1].reshape(-1).tolist()  # rows bottom up, as the screenshot's
-        report["area"] = [area.width, area.height]
+        report.update(shown(scene, settings, area, region, camera_preview, preview_draw))
     if SCREENSHOT:  # (in the same step: no timer uploads another frame before it)
         screenshot_view(SCREENSHOT)
     yield 0.3

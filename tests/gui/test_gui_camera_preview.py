@@ -20,8 +20,24 @@ from gui_blender import assert_real_screenshot, leftover_processes, run_reportin
 
 @pytest.fixture(scope="module")
 def previewed(tmp_path_factory):
+    import OpenGL  # (the driver's own PyOpenGL, pure Python: offered to Blender's Python in a folder)
+
+    offered = tmp_path_factory.mktemp("pyopengl")
+    os.symlink(os.path.dirname(OpenGL.__file__), offered / "OpenGL")
     return run_reporting_script(tmp_path_factory, "camera_preview_view.py",
-                                env=lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "preview.png")})
+                                env=lambda folder: {"MJBLEND_SCREENSHOT": str(folder / "preview.png"),
+                                                    "MJBLEND_PYOPENGL": str(offered)})
+
+
+def drawn_like_the_frame(pixels, shown) -> float:
+    """Mean absolute difference (0-1) between the frame and the screenshot pixels at each
+    frame pixel's centre, where the image is drawn (scaled by the UI scale)."""
+    x, y, w, h = shown["rect"]
+    width, height = shown["frame"][:2]
+    frame = np.array(shown["rgb"], dtype=float).reshape(height, width, 3) / 255
+    rows = (y + (np.arange(height) + 0.5) * h / height).astype(int)
+    columns = (x + (np.arange(width) + 0.5) * w / width).astype(int)
+    return float(np.abs(pixels[rows][:, columns] - frame).mean())
 
 
 @pytest.mark.gui
@@ -49,13 +65,24 @@ def test_the_preview_shows_the_camera_while_playing(previewed):
     picture = folder / "preview.png"
     assert_real_screenshot(picture)
     pixels = screenshot_pixels(picture)
-    x, y, w, h = report["rect"]
-    height, width = report["frame"][1], report["frame"][0]
-    frame = np.array(report["rgb"], dtype=float).reshape(height, width, 3) / 255
-    # the image as drawn (scaled by the UI scale): the screenshot pixel at each frame pixel's centre
-    rows = (y + (np.arange(height) + 0.5) * h / height).astype(int)
-    columns = (x + (np.arange(width) + 0.5) * w / width).astype(int)
-    shown_image = pixels[rows][:, columns]
-    assert np.abs(shown_image - frame).mean() < 0.08  # the frame's pixels, as drawn
+    assert drawn_like_the_frame(pixels, report) < 0.08  # the frame's pixels, as drawn
     if os.environ.get("MJBLEND_UPDATE_DOCS") == "1":
         shutil.copyfile(picture, os.path.join(ROOT, "docs", "images", "camera_preview.png"))
+
+
+@pytest.mark.gui
+def test_with_pyopengl_the_mujoco_preview_comes_from_its_render_process(previewed):
+    """PyOpenGL on Blender's sys.path (as installed into Blender's Python): a changed
+    request starts MuJoCo's renderer again; its frames follow the simulation, drawn in
+    the corner, the simulation at real time beside the render process."""
+    _proc, report, folder = previewed
+    mujoco = report["pyopengl"]
+    assert mujoco["status"] == ["", False], mujoco["status"]
+    assert mujoco["frame"][:2] == [160, 120] and mujoco["image"] == [160, 120]
+    assert len(mujoco["threads"]) == 1 and mujoco["fps"][0] > 0
+    times = [t for _id, t in report["pyopengl_frames"]]
+    assert len(set(times)) >= 3 and times == sorted(times)
+    assert report["pyopengl_speed"] > 0.9
+    picture = folder / "preview_mujoco.png"
+    assert_real_screenshot(picture)
+    assert drawn_like_the_frame(screenshot_pixels(picture), mujoco) < 0.08
