@@ -41,7 +41,8 @@ SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
 
 # 5.0: EEVEE's render engine is "BLENDER_EEVEE" again; 4.2 - 4.5 name EEVEE Next
 # "BLENDER_EEVEE_NEXT" (seen in RenderSettings.engine's items of bpy 4.2.23 and 4.5.15).
-EEVEE = "BLENDER_EEVEE" if VERSION >= (5, 0, 0) else "BLENDER_EEVEE_NEXT"
+EEVEE_NEXT_NAME = VERSION < (5, 0, 0)
+EEVEE = "BLENDER_EEVEE_NEXT" if EEVEE_NEXT_NAME else "BLENDER_EEVEE"  # (the engine's name here)
 # 5.0: an image format's media type (ImageFormatSettings.media_type) picks a multilayer
 # OpenEXR ("MULTI_LAYER_IMAGE"); before, file_format "OPEN_EXR_MULTILAYER" did, and
 # 5.0's file_format no longer lists it until the media type is set.

@@ -4,33 +4,40 @@ materials and lights), in the same `engine.cameras.Frame` as MuJoCo's renderer g
 
     frame = blender_camera.render(scene, "front", ("rgb", "depth", "segmentation"))
 
-Main thread only (it renders with bpy.ops.render.render). The scene is rendered as it
-is posed now (a live simulation's Objects display, a baked frame): the caller poses it.
+Main thread only (bpy.ops.render.render). The scene is rendered as it is posed now (a
+live simulation's Objects display, a baked frame): the caller poses it.
 
 How, and why so:
 
-- A temporary copy of the scene (`Scene.copy()`: its collections linked, not copied)
-  carries every render setting, and a temporary camera whose intrinsics are MuJoCo's
-  K for that camera (sensor fit, lens, shift and pixel aspect, see `_intrinsics`) at the
-  MuJoCo camera object's evaluated pose: the user's scene, camera and settings are never
-  touched. Only each geom's `Object.pass_index` (object data, shared with the copy) is
-  set for the render and put back.
-- The render result is saved twice with `save_render`: a multilayer OpenEXR
-  (uncompressed, 32-bit float: the Depth and IndexOB passes, read back by the small
-  reader below: Blender's Python has no OpenImageIO or OpenEXR module, and Render
-  Result pixels cannot be read) and, for RGB, a PNG through the scene's own colour
-  management (view transform, look, exposure) as a render would be saved. The files
-  live in a temporary folder removed afterwards.
-- Depth: Blender's Depth pass (Z) is the distance along the view axis in all three
-  engines (measured: tests/blender/test_blender_camera.py), the same as MuJoCo's;
-  pixels with nothing drawn get the camera's far clipping distance, as
-  mujoco.Renderer's depth has there.
-- Segmentation: each geom object's pass index is its slot in a table of (MuJoCo id,
-  mjtObj) + 1 for the render; the IndexOB pass gives it back per pixel, (-1, -1)
-  where nothing MuJoCo draws is seen. Geoms and sites (MuJoCo draws both) are mapped
-  through the compiled model's binding: the live simulation's where one runs, else a
-  fresh scan and compile of the scene (scan/compile_spec.py), never the scene
-  session's scan cache (a running simulation reads its edits from there).
+- Each render happens in a temporary copy of the scene (`Scene.copy()`: its
+  collections linked, its settings copied) through a temporary camera standing where
+  the MuJoCo camera's object stands, whose projection is MuJoCo's K for that camera
+  (vertical sensor fit, lens, shift and pixel aspect: `_intrinsics`), clipped at
+  MuJoCo's near and far planes. The user's scene, camera and settings are never
+  touched; only object data the copy shares is set for a render and put back (each
+  geom's `pass_index` for Cycles, object colours for the raster below).
+- Depth is Blender's Depth pass, the distance along the view axis (the same as
+  MuJoCo's; measured for Workbench and Cycles against mujoco.Renderer in
+  tests/blender/test_blender_camera.py). Where nothing is drawn it is what
+  mujoco.Renderer has there (`background_depth`, about the far plane).
+- Segmentation maps each pixel to (MuJoCo id, mjtObj) of the geom or site (or flex,
+  skin) object drawn there, (-1, -1) where nothing MuJoCo knows is. Cycles has an
+  Object Index pass: each object's pass index is its slot in the table for the render.
+  Workbench and EEVEE have none (and EEVEE's Depth pass accumulates its jittered
+  samples): their depth and segmentation come from one more render by Workbench,
+  flat, unantialiased, every object in the colour that codes its slot, in a scene
+  copy of its own (an antialiased Workbench render leaves its last jitter offset to
+  the next render of the same scene: depth off by up to 2 %, measured).
+- The ids are the compiled model's: the live simulation's where one runs (its
+  binding and its compile's scanners), else a fresh scan and compile of the scene
+  (scan/compile_spec.py); never the scene session's scan cache, from which a running
+  simulation reads its edits.
+- Pixels come back through files: Render Result pixels cannot be read from Python
+  and Blender's Python has no OpenImageIO or OpenEXR module, so the result is saved
+  (`save_render`) as a multilayer OpenEXR (uncompressed 32-bit float, read by the
+  small reader below: single- and multi-part, as 5.0 writes one part per pass) and,
+  for RGB, as an 8-bit PNG through the scene's own colour management, as Blender
+  saves a render. The files live in a temporary folder removed afterwards.
 """
 
 from __future__ import annotations
@@ -61,7 +68,9 @@ EEVEE_SAMPLES = 16
 SENSOR = 36.0  # mm, the temporary camera's sensor height (lens follows from fy)
 _DRAWN = {"MESH", "CURVE", "SURFACE", "META", "FONT", "CURVES", "POINTCLOUD", "VOLUME", "GPENCIL",
           "GREASEPENCIL"}  # object types a render draws
-_SEGMENTED = {"geom": int(mujoco.mjtObj.mjOBJ_GEOM), "site": int(mujoco.mjtObj.mjOBJ_SITE)}
+# the kinds MuJoCo's segmentation names, with their mjtObj
+_SEGMENTED = {"geom": int(mujoco.mjtObj.mjOBJ_GEOM), "site": int(mujoco.mjtObj.mjOBJ_SITE),
+              "flex": int(mujoco.mjtObj.mjOBJ_FLEX), "skin": int(mujoco.mjtObj.mjOBJ_SKIN)}
 
 
 class BlenderRenderError(cameras.CameraError):
@@ -91,8 +100,8 @@ def render(scene, camera, kinds=("rgb",), width=None, height=None, engine="BLEND
     table = [(kind, i, obj) for (kind, i), obj in sorted(by_id.items(), key=lambda item: item[0])
              if kind in _SEGMENTED and obj.type == "MESH"]
     if len(table) >= 32767:
-        raise cameras.CameraError(f"{len(table)} geoms and sites are more than Blender's object index "
-                                  f"pass holds (32766)")
+        raise cameras.CameraError(f"{len(table)} geoms and sites are more than Blender renders apart "
+                                  f"(32766: an object's pass index)")
     images = {}
     folder = tempfile.mkdtemp(prefix="mjblend-camera-")
     kept_index = [(obj, obj.pass_index) for _k, _i, obj in table]

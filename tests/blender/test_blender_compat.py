@@ -59,11 +59,14 @@ CLAIMS = {
     "FREE_NORMALS": lambda: free_normal_shows(),
     "POSITIONS_WRITE_TAGS": lambda: positions_write_tags(),
     "SLOTTED_ACTIONS": lambda: has_property(bpy.types.Action, "slots"),
+    "EEVEE_NEXT_NAME": lambda: "BLENDER_EEVEE_NEXT" in {
+        item.identifier for item in bpy.types.RenderSettings.bl_rna.properties["engine"].enum_items},
+    "IMAGE_MEDIA_TYPE": lambda: has_property(bpy.types.ImageFormatSettings, "media_type"),
 }
 
 
 def test_every_flag_is_checked():
-    flags = {name for name in dir(compat) if name.isupper() and name != "VERSION"}
+    flags = {name for name in dir(compat) if name.isupper() and name not in ("VERSION", "EEVEE")}
     assert flags == set(CLAIMS)
 
 
