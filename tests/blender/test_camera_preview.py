@@ -11,7 +11,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from addon_loader import ROOT
+from addon_loader import ROOT, disable_addon, enable_addon
 
 from mjblend.engine import cameras
 from mjblend.importer import build
@@ -295,3 +295,28 @@ def test_the_camera_enum_lists_the_running_models_cameras(desk):
     settings.camera_name = ""
     settings.enabled = True
     assert shown_frame(desk).camera.name == CAMERA  # (none chosen: the model's first)
+
+
+def test_deleting_the_scene_and_disabling_the_addon_stop_the_thread(desk):
+    running, settings = start(desk)
+    other = bpy.data.scenes.new("Other")
+    settings.enabled = True
+    shown_frame(desk)
+    assert len(preview_threads()) == 2
+    if bpy.context.window is not None:
+        bpy.context.window.scene = other
+    bpy.data.scenes.remove(desk)
+    assert camera_preview._tick() is None  # the timer finds the scene gone: its session ends
+    assert preview_threads() == []
+    scene = bpy.data.scenes["Other"]
+    build.import_file(DESK, scene)
+    scene_session.start_simulation(scene)
+    scene.mujoco_camera_preview.camera_name = CAMERA
+    scene.mujoco_camera_preview.enabled = True
+    shown_frame(scene)
+    assert len(preview_threads()) == 2
+    disable_addon()
+    try:
+        assert preview_threads() == []
+    finally:
+        enable_addon()
