@@ -31,6 +31,7 @@ from . import blender_camera, scene_session
 
 
 INTERVAL = 1 / 30  # seconds between the timer's uploads
+RATE_WINDOW = 3.0  # seconds the frame rates shown are measured over (software rendering: ~1 frame/s)
 BLENDER_MAX_FPS = 4.0  # Blender's renderer blocks the UI: at most this often ...
 BLENDER_MAX_SHARE = 0.25  # ... and at most this share of the main thread's time
 BLENDER_MAX_WIDTH = 320
@@ -127,6 +128,7 @@ class CameraPreview:
         self.depth_range: tuple | None = None  # (near, far) metres of the depth image shown
         self.image_name = image_name(live.scene)
         self._shown: list = []  # wall times of the recent uploads
+        self._rendered: list = []  # (wall time, the worker's frame id) at the recent updates
         self._newest = None  # the newest snapshot published (set on the publishing thread)
         self._held = None  # the snapshot the worker renders (at most max_fps new ones a second)
         self._held_at = 0.0
@@ -160,15 +162,21 @@ class CameraPreview:
 
     @property
     def fps(self) -> float:
-        """Frames per second rendered (MuJoCo: by the worker; Blender: shown)."""
-        if self.worker is not None:
-            return self.worker.fps
-        return self.shown_fps
+        """Frames per second rendered over the last few seconds (MuJoCo: by the worker, as
+        seen at each update; Blender: shown)."""
+        if self.worker is None:
+            return self.shown_fps
+        samples = self._rendered
+        if len(samples) < 2 or time.perf_counter() - samples[-1][0] > RATE_WINDOW:
+            return 0.0
+        (t0, id0), (t1, id1) = samples[0], samples[-1]
+        return (id1 - id0) / (t1 - t0) if t1 > t0 else 0.0
 
     @property
     def shown_fps(self) -> float:
+        """Frames per second uploaded over the last few seconds."""
         times = self._shown
-        if len(times) < 2 or time.perf_counter() - times[-1] > 1.0:
+        if len(times) < 2 or time.perf_counter() - times[-1] > RATE_WINDOW:
             return 0.0
         return (len(times) - 1) / (times[-1] - times[0])
 
@@ -179,6 +187,7 @@ class CameraPreview:
         runner = self.live.runner
         self._newest = runner.latest  # (main thread: an inline runner publishes here)
         # (the drawing in a child process: mujoco.Renderer holds the GIL while it draws)
+        self._rendered = []
         self.worker = cameras.RenderWorker(self._source, name=f"{THREAD_NAME} ({self.scene_name})",
                                            renderer=RENDERER)
         runner.listen(self._published)
@@ -213,7 +222,7 @@ class CameraPreview:
         upload(self.image_name, rgb)
         self.frame = frame
         now = time.perf_counter()
-        self._shown = [t for t in self._shown if now - t <= 1.0] + [now]
+        self._shown = [t for t in self._shown if now - t <= RATE_WINDOW] + [now]
         return True
 
     def update(self, settings) -> bool:
@@ -255,6 +264,9 @@ class CameraPreview:
             self.message = _error_text(self.worker.error)
             return False
         self.message = ""
+        now = time.perf_counter()
+        recent = [sample for sample in self._rendered if now - sample[0] <= RATE_WINDOW]
+        self._rendered = [*recent, (now, self.worker.frame_id)]
         frame = self.worker.latest(cam.name)
         if frame is None or (frame.width, frame.height, _kind_of(frame)) != (width, height, settings.image):
             return False  # (the new request's first frame is not out yet)
