@@ -6,7 +6,8 @@ examples/desk_toys.xml on a physics thread, the main thread showing the latest
 snapshot at 60 Hz of wall time (as the Play operator's timer) and, with the
 preview on, calling `camera_preview.update` each frame (as its timer does): the
 render worker draws camera 'overview' (W pixels wide, at most F frames a second)
-on a thread of its own. Off and on interleaved, R times each; medians of:
+on a thread of its own, in its render process (started, and its first frame out,
+before each run is timed). Off and on interleaved, R times each; medians of:
 
 1. real time (Speed 1): simulated seconds per wall second (target: 1.00 both);
 2. fast-forward: steps per second, on / off (the render thread competes for the
@@ -60,6 +61,11 @@ def main() -> None:
 
     def loop(preview_on: bool, fast: bool) -> dict:
         settings.enabled = preview_on
+        warm = time.perf_counter()  # (the render process started and its first frame out: steady state)
+        while preview_on and camera_preview.of(scene).frame is None and time.perf_counter() - warm < 60:
+            running.tick(time.perf_counter())
+            camera_preview.update(scene)
+            time.sleep(FRAME)
         running.send(commands.FastForward(fast), None)
         running.send(commands.Reset(), None)
         running.play()

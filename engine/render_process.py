@@ -29,7 +29,7 @@ from . import cameras
 
 START_TIMEOUT = 60.0  # seconds for the child to import mujoco and connect
 STOP_TIMEOUT = 5.0
-NICE = 10  # the child's lower priority (Unix)
+NICE = 10  # the child's lower priority (Unix), from its first line: the simulation first
 _STATE_FIELDS = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat", "ctrl", "eq_active")
 _ERRORS = {"CameraError": cameras.CameraError, "RendererUnavailable": cameras.RendererUnavailable}
 
@@ -66,7 +66,8 @@ class ProcessRenderer:
         with Listener(("127.0.0.1", 0), authkey=authkey) as listener:
             args = json.dumps([listener.address, authkey.hex(), [os.path.dirname(folder), *sys.path],
                                os.path.basename(folder)])
-            code = ("import importlib, json, sys; a = json.loads(sys.argv[1]); sys.path[:0] = a[2]; "
+            code = (f"import importlib, json, os, sys; hasattr(os, 'nice') and os.nice({NICE}); "
+                    "a = json.loads(sys.argv[1]); sys.path[:0] = a[2]; "
                     "importlib.import_module(a[3] + '.engine.render_process').serve(*a[:2])")
             try:
                 self._process = subprocess.Popen([sys.executable, "-c", code, args], stdin=subprocess.DEVNULL,
@@ -137,8 +138,6 @@ def _plain(frame: cameras.Frame) -> tuple[dict, dict]:
 
 def serve(address, authkey_hex: str) -> None:
     """The child's loop: a model, then frames, until told to stop or the parent is gone."""
-    if hasattr(os, "nice"):
-        os.nice(NICE)  # (the simulation first: a preview frame can wait)
     conn = Client(tuple(address), authkey=bytes.fromhex(authkey_hex))
     renderer = None
     try:
