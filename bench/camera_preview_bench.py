@@ -15,8 +15,8 @@ before each run is timed). Off and on interleaved, R times each; medians of:
 3. the preview's frames per second rendered and shown, and the main thread's
    milliseconds per `update` (median; the upload included when there is one);
 4. the same fast-forward with mujoco.Renderer on the worker thread itself
-   (`camera_preview.RENDERER = cameras.CameraRenderer`), against off: why the
-   preview draws in a child process (mujoco.Renderer keeps the GIL while it draws);
+   (`camera_preview.RENDERER = cameras.CameraRenderer`: Blender's priority, llvmpipe
+   on every core), against off: why the preview draws in a child process;
 5. Blender's renderer (Workbench, main thread): seconds per preview frame, and the
    simulation's real-time speed while it previews.
 """

@@ -1,15 +1,24 @@
-"""A CameraRenderer in a child process: MuJoCo's renderer without holding the GIL.
+"""A CameraRenderer in a child process: MuJoCo's renderer at a lower priority.
 
-`mujoco.Renderer` keeps the GIL while it draws (`mjr_render` releases it not: on
-Mesa's llvmpipe a 320 x 240 frame of examples/desk_toys.xml is ~200 ms in which
-no other Python thread runs), so a render thread beside the runner holds up the
-physics thread and Blender's UI. `ProcessRenderer` has CameraRenderer's face
-(`model`, `render(state, camera, kinds, width, height)`, `close`) for RenderWorker
-(`renderer=ProcessRenderer`); the drawing happens in a Python of its own, started
-from `sys.executable` with this process's `sys.path`, which gets the model once
-and a state (qpos, qvel, act, mocap, time, ctrl, eq_active) per frame and sends
-back the Frame's fields: the same CameraRenderer, the same mujoco.Renderer calls in the
-same order, so the same pixels. Waiting for it releases the GIL.
+Beside a simulation, the render should take only the CPU the physics leaves. In a
+thread of its own process it cannot be told so: it runs at Blender's priority, and
+Mesa's software rasterizer (llvmpipe, on machines without a GPU) draws on every
+core. Measured on this 2-core machine (examples/desk_toys.xml, 320 x 240, mj_step
+on one Python thread beside a render loop): the physics made 65,200 steps/s alone,
+33,800 beside a render thread (11.7 frames/s), 58,400 beside this process (nice 10,
+LP_NUM_THREADS=1: 3 frames/s) and 27,100 beside this process at nice 0 with two
+llvmpipe threads: the priority and the core count are what matter. (mujoco.Renderer
+releases the GIL while it draws: a Python thread beside it keeps its pace.) The
+process also keeps MuJoCo's OpenGL context out of Blender's, which draws with its
+own.
+
+`ProcessRenderer` has CameraRenderer's face (`model`, `render(state, camera, kinds,
+width, height)`, `close`) for RenderWorker (`renderer=ProcessRenderer`); the
+drawing happens in a Python of its own, started from `sys.executable` with this
+process's `sys.path`, which gets the model once and a state (qpos, qvel, act,
+mocap, time, ctrl, eq_active) per frame and sends back the Frame's fields: the
+same CameraRenderer, the same mujoco.Renderer calls in the same order, so the same
+pixels.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The camera preview: a MuJoCo camera's live image while a scene simulates.
 
 MuJoCo's renderer runs for a `RenderWorker` thread (engine/cameras.py) in a child
-process of its own (engine/render_process.py: mujoco.Renderer holds the GIL while
-it draws, which would stall the physics thread and the UI), fed by the runner's
-snapshots as they are published, at most `max_fps` frames a second: never on
-Blender's main thread, never holding up the physics. The main
+process of its own at a lower priority (engine/render_process.py: it takes only the
+CPU the physics leaves, and its OpenGL context stays out of Blender's), fed by the
+runner's snapshots as they are published, at most `max_fps` frames a second: never
+on Blender's main thread, never holding up the physics. The main
 thread only takes the newest finished frame and copies it into the image
 "MuJoCo Preview: <scene>" (`update`, cheap), which the viewport draws in a corner
 (ui/camera_preview) and the Image Editor can show. Blender's renderer must run on
@@ -186,7 +186,7 @@ class CameraPreview:
     def start_worker(self) -> None:
         runner = self.live.runner
         self._newest = runner.latest  # (main thread: an inline runner publishes here)
-        # (the drawing in a child process: mujoco.Renderer holds the GIL while it draws)
+        # (the drawing in a child process at a lower priority: engine/render_process.py)
         self._rendered = []
         self.worker = cameras.RenderWorker(self._source, name=f"{THREAD_NAME} ({self.scene_name})",
                                            renderer=RENDERER)
