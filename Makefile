@@ -57,7 +57,7 @@ test-fuzz: venv
 mujoco-uni-env:
 	PYTHON=$(PYTHON) tools/make_mujoco_uni_env.sh .venv-mujoco-uni
 
-# Installable zips, one per platform, each bundling the mujoco-core, pyzmq and msgpack wheels.
+# Installable zips, one per platform, each bundling the mujoco-core, pyzmq, msgpack, PyOpenGL and glfw wheels.
 build: venv
 	$(PY) tools/build_extension.py
 

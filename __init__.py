@@ -7,6 +7,7 @@ folders are the pipeline's stages, each named for its job in its __init__.py
 extension's name, version and requirements from blender_manifest.toml.
 """
 
+from .engine import gl_backend  # (the standard library only: no mujoco needed)
 from .engine.errors import MJBlendError  # (the standard library only: no mujoco needed)
 
 
@@ -36,6 +37,9 @@ def _require_mujoco():
 
 
 def register():
+    # MuJoCo's renderer backend (camera sensors) is read once, at mujoco's first import:
+    # choose this platform's (EGL / CGL / glfw) before that, unless the user set MUJOCO_GL.
+    gl_backend.choose()
     _require_mujoco()  # before anything is registered: no half-enabled add-on
     from .app import registration
 

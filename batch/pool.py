@@ -27,7 +27,7 @@ import mujoco.batch
 import numpy as np
 
 from ..engine.errors import MJBlendError
-from . import heightfield
+from . import heightfield, images
 from .parameters import Parameters
 from .randomization import Randomization
 
@@ -103,7 +103,9 @@ class BatchPool:
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Lets the batch and its threads go (also on `with BatchPool(...) as pool:`)."""
+        """Lets the batch and its threads go (also on `with BatchPool(...) as pool:`),
+        and the renderers' GL contexts (call it from the thread that rendered)."""
+        images.close(self)
         self.batch = self._rows = self._sensordata = None
         if self.parameters is not None:
             self.parameters.batch = None
@@ -283,6 +285,15 @@ class BatchPool:
         finally:
             self._flags[:] = nominal
         return out[0] if len(out) == 1 else out
+
+    def render(self, state: np.ndarray, cameras, kinds=("rgb",), width: int | None = None,
+               height: int | None = None) -> dict:
+        """Each environment's images from the cameras named, at each state: {camera:
+        {kind: array}}, rgb (nbatch, H, W, 3) uint8, depth (nbatch, H, W, 1) float32
+        metres, segmentation (nbatch, H, W, 2) int32 (object id, type); each that of
+        mujoco.Renderer for the environment's own model (see images.py). width,
+        height: None for each camera's MJCF resolution (640 x 480 where it sets none)."""
+        return images.render(self, state, cameras, kinds, width, height)
 
     # -- checks ----------------------------------------------------------------------------------
     def _states(self, state, what) -> np.ndarray:

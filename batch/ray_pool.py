@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
+from ..engine import cameras
 from ..engine.errors import MJBlendError
 from .pool import BatchError, BatchPool
 from .parameters import Draws
@@ -180,6 +181,12 @@ class RayPool:
     def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._call("body_poses", self._local._states(state, "state"))
 
+    def render(self, state: np.ndarray, cameras, kinds=("rgb",), width: int | None = None,
+               height: int | None = None) -> dict:
+        """As BatchPool.render: each actor draws its environments with its own
+        renderer (its process's GL context); the images come back through Ray."""
+        return self._call("render", self._local._states(state, "state"), cameras, tuple(kinds), width, height)
+
     # -- to the actors and back ------------------------------------------------------------------
     def _rows(self, ctrl, controls):
         """Per actor: None (zero controls), the one (nu,) row all share, or its rows."""
@@ -209,6 +216,9 @@ class RayPool:
 
     @staticmethod
     def _join(replies: list):
+        if isinstance(replies[0], dict):  # images: {camera: {kind: array}}
+            return {camera: {kind: np.concatenate([reply[camera][kind] for reply in replies])
+                             for kind in images} for camera, images in replies[0].items()}
         if isinstance(replies[0], tuple):
             return tuple(np.concatenate(parts) for parts in zip(*replies, strict=True))
         return np.concatenate(replies)
@@ -223,10 +233,10 @@ def _model_bytes(model: mujoco.MjModel) -> bytes:
 def _ship_by_value(ray) -> None:
     """Actors get this package's code inside their pickles instead of importing it,
     so a worker needs no copy of MJBlend (whose package name differs between a test
-    and a Blender extension); with it the engine's errors module, the base of this
-    package's errors."""
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__package__])
-    ray.cloudpickle.register_pickle_by_value(sys.modules[MJBlendError.__module__])
+    and a Blender extension); with it the engine modules this package uses: the
+    errors (the base of its errors) and the cameras (its images)."""
+    for module in (sys.modules[__package__], sys.modules[MJBlendError.__module__], cameras):
+        ray.cloudpickle.register_pickle_by_value(module)
 
 
 class _Stopped(Exception):
@@ -263,6 +273,9 @@ class _Worker:
 
     def body_poses(self, state):
         return self.pool.body_poses(state)
+
+    def render(self, state, cameras, kinds, width, height):
+        return self.pool.render(state, cameras, kinds, width, height)
 
     # a policy step by step: the local pool's own policy loop runs in a thread whose
     # policy hands each step's states to the driver and waits for its controls

@@ -39,6 +39,7 @@ import mujoco
 import numpy as np
 
 from .parameters import _STRUCTURAL, Draws, Parameters
+from . import images
 from .pool import STATE_SPEC, BatchError, BatchPool
 from .randomization import Randomization
 
@@ -108,6 +109,8 @@ class _WorldFields:
 class WarpParameters(Parameters):
     """A randomization's draws written into a WarpPool's per-world model fields."""
 
+    _scratch_data = None  # swap_in's (model, scratch MjData) of the model it last wrote
+
     def set_draws(self, ids: np.ndarray, draws: np.ndarray) -> None:
         super().set_draws(ids, draws)
         if self.batch is not None:
@@ -119,7 +122,11 @@ class WarpParameters(Parameters):
         return Draws.model_of(self, env)
 
     def swap_in(self, model: mujoco.MjModel, env: int) -> None:
-        raise BatchError("a Warp pool's environments live on its device; use model_of(env)")
+        """Makes `model` (a copy of the nominal model) environment `env`'s model, as
+        model_of gives it (the renderers' model: batch/images.py)."""
+        if self._scratch_data is None or self._scratch_data[0] is not model:
+            self._scratch_data = (model, mujoco.MjData(model))
+        self.bound.apply(model, self.draws[env], self._scratch_data[1])
 
 
 class WarpPool:
@@ -183,7 +190,9 @@ class WarpPool:
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Lets the device arrays go (also on `with WarpPool(...) as pool:`)."""
+        """Lets the device arrays go (also on `with WarpPool(...) as pool:`), and the
+        renderers' GL contexts (call it from the thread that rendered)."""
+        images.close(self)
         self._model = self._data = self._rows = self._graph = None
         if self.parameters is not None:
             self.parameters.batch = None
@@ -322,6 +331,7 @@ class WarpPool:
         return out
 
     heightfield = BatchPool.heightfield  # the same query on this pool's poses
+    render = BatchPool.render  # MuJoCo's renderer on the host, from the states read back
 
     def body_poses(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every body's world pose at each state: (xpos (nbatch, nbody, 3), xquat

@@ -26,6 +26,7 @@ import numpy as np
 from ..engine import commands
 from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
+from .camera_streams import CameraStreams, Delay
 from .entities import OBJ, SceneEntities
 from .recordings import Recordings
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
@@ -41,13 +42,12 @@ MODES = {"live": "live", "direct": "direct", "puppet": "puppet",
          "freerun": "live", "stepped": "direct", "statepushed": "puppet"}
 NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
 
-# URLab ops MJBlend does not serve (Unreal's editor, its controllers, cameras):
+# URLab ops MJBlend does not serve (Unreal's editor, its controllers):
 # a clear error instead of "unknown op".
 NOT_SERVED = {
     "configure_controller": "MJBlend has no controller components: send ctrl with each step",
     "set_twist": "MJBlend has no twist controllers",
     "set_control_source": "MJBlend takes controls from the bridge while a client steps",
-    "set_camera_streaming": "MJBlend does not stream cameras over the bridge yet",
     "upload_model_manifest": "MJBlend serves the Blender scene; import a model in Blender instead",
     "upload_model_chunk": "MJBlend serves the Blender scene; import a model in Blender instead",
     "upload_model_commit": "MJBlend serves the Blender scene; import a model in Blender instead",
@@ -87,7 +87,7 @@ class Op:
 
 
 class Dispatcher:
-    def __init__(self, host, step_timeout: float = STEP_TIMEOUT):
+    def __init__(self, host, step_timeout: float = STEP_TIMEOUT, cameras: CameraStreams | None = None):
         self.host = host
         self.step_timeout = step_timeout
         self.lock = threading.Lock()
@@ -96,6 +96,8 @@ class Dispatcher:
         self.status = Status()
         self.model = None  # the model the sessions were given (a recompile expires them)
         self.scene = SceneEntities(host.root_prefixes)
+        # the served cameras' streams and their render thread (bridge/camera_streams.py)
+        self.cameras = cameras or CameraStreams(settings=host.camera_settings)
         self.shm = None  # the shared-memory transport, when the Bridge serves one (its hello fields)
         self.recordings = Recordings(self)
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
@@ -259,6 +261,10 @@ class Dispatcher:
             "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:list",)),
             "set_sim_options": Op(self.op_set_sim_options, namespace="runtime", required=("options",),
                                   reply=("opt:map",)),
+            "set_camera_streaming": Op(self.op_set_camera_streaming, namespace="runtime",
+                                       required=("cameras",), reply=("cameras:map",)),
+            "set_camera_delay": Op(self.op_set_camera_delay, namespace="runtime", required=("cameras",),
+                                   reply=("cameras:map",)),
             "recording_start": Op(rec.op_recording_start, namespace="recording"),
             "recording_stop": Op(rec.op_recording_stop, namespace="recording",
                                  reply=("name:string", "frame_count:int", "sim_duration_s:float")),
@@ -294,7 +300,9 @@ class Dispatcher:
         self.status.sessions = len(self.sessions)
         buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
         mujoco.mj_saveModel(model, None, buffer)
-        entities = [e.handshake(model) for e in self.entities]
+        self.cameras.serve(model, self.entities)
+        entities = [dict(e.handshake(model), camera_topics=self.cameras.topics(e.prefix))
+                    for e in self.entities]
         reply = {
             "op": "hello_ok", "session_id": session.id, "urlab_version": f"mjblend/{self.host.version}",
             "server": "mjblend", "protocol": PROTOCOL_VERSION,
@@ -304,7 +312,7 @@ class Dispatcher:
             "entities": entities,
             "articulations": [e for e, entity in zip(entities, self.entities, strict=True)
                               if entity.kind == "articulation"],
-            "global_cameras": {}, "scene": self.host.name,
+            "global_cameras": self.cameras.topics("global"), "scene": self.host.name,
         }
         if self.shm is not None:  # (empty unless it serves: URLab's client moves to what this names)
             reply.update(self.shm.handshake_fields())
@@ -342,11 +350,35 @@ class Dispatcher:
         return level
 
     def _reply(self, op: str, shot, request: dict, session) -> dict:
-        return observations.observation(op, shot, self.entities, self._level(request, session.observations))
+        reply = observations.observation(op, shot, self.entities, self._level(request, session.observations))
+        wanted = self._included_cameras(request)
+        if wanted:  # (this state's frames, rendered off this thread: the reply waits for them)
+            reply["cameras"] = self.cameras.capture(shot, wanted)
+        return reply
 
     def _check_level(self, request: dict) -> None:
-        """A bad observation level is refused before anything is applied."""
+        """A bad observation level, or a camera that cannot be included, is refused
+        before anything is applied."""
         self._level(request, "standard")
+        included = [self.cameras.find(name) for name in self._included_cameras(request)]
+        for camera in included:
+            self.cameras.check(camera)
+        if included:
+            self.cameras.prepare(included)
+
+    def _included_cameras(self, request: dict) -> list:
+        """URLab's include_cameras: true (every camera), a name, a list of names, or
+        {name: "sync" | "latest"} (both render this state)."""
+        asked = request.get("include_cameras")
+        if asked is None or asked is False:
+            return []
+        if asked is True:
+            return list(self.cameras.cameras)
+        if isinstance(asked, str):
+            return [asked]
+        if isinstance(asked, (list, dict)):
+            return list(asked)
+        raise ProtocolError("bad_value", "include_cameras is true, a camera name, a list of names or a map")
 
     def _send(self, runner, command, what: str):
         """Apply `command` and return the state after it: a snapshot published after
@@ -360,6 +392,7 @@ class Dispatcher:
                 raise ProtocolError("bad_value", f"{what}: {problem}") from None
             state = observations.LiveState(runner)
             self.on_state(state)
+            self.cameras.offer(state)
             return state
         seq = runner.send(command)
         if not runner.wait(seq, self.step_timeout):
@@ -668,8 +701,67 @@ class Dispatcher:
         self._send(self._runner(), commands.Call(apply, what="set_sim_options"), "set_sim_options")
         return {"op": "set_sim_options_ok", "opt": sim_options.echo(self.model.opt)}
 
+    # --------------------------------------------------------------- cameras
+
+    def _camera_entries(self, request) -> dict:
+        cameras = fields.mapping(request, "cameras")
+        if not cameras:
+            raise ProtocolError("bad_request", "'cameras' had no entries")
+        self._runner()
+        self.cameras.serve(self.model, self.entities)
+        for name in cameras:
+            self.cameras.find(name)
+        return cameras
+
+    def op_set_camera_streaming(self, request, session) -> dict:
+        """{cameras: {name: bool | {zmq, shm, renderer}}}; idempotent. As URLab: a map
+        that names neither transport turns both on, one that names one leaves the other off."""
+        wanted = {}
+        for name, value in self._camera_entries(request).items():
+            renderer = None
+            if isinstance(value, bool):
+                zmq_on = shm_on = value
+            elif isinstance(value, dict):
+                renderer = value.get("renderer")
+                named = [key for key in ("zmq", "shm") if key in value]
+                if any(not isinstance(value[key], bool) for key in named):
+                    raise ProtocolError("bad_value", f"cameras[{name!r}]: zmq and shm are true or false")
+                zmq_on, shm_on = (value.get("zmq", False), value.get("shm", False)) if named else (True, True)
+            else:
+                raise ProtocolError("bad_value", f"cameras[{name!r}] is true, false or {{zmq, shm}}")
+            wanted[name] = (zmq_on, shm_on and self.shm is not None, renderer)
+        cameras = self.cameras.set_streaming(wanted)
+        runner = self._runner()
+        if runner.lent:  # (a camera switched on streams the state now, not only the next step's)
+            self.cameras.offer(observations.LiveState(runner))
+        return {"op": "set_camera_streaming_ok", "cameras": cameras}
+
+    def op_set_camera_delay(self, request, session) -> dict:
+        """{cameras: {name: delay_s | {delay_s, jitter_s, clock, seed, on_state_change, max_fps}}}."""
+        wanted = {}
+        for name, value in self._camera_entries(request).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = {"delay_s": value}
+            if not isinstance(value, dict):
+                raise ProtocolError("bad_value", f"cameras[{name!r}] is a delay in seconds or a map")
+            where = f"cameras[{name!r}]"
+            delay = Delay(delay_s=fields.number(value, "delay_s", 0.0),
+                          jitter_s=fields.number(value, "jitter_s", 0.0),
+                          clock=fields.string(value, "clock", "sim").lower(),
+                          seed=fields.integer(value, "seed", 0),
+                          on_state_change=fields.boolean(value, "on_state_change", True),
+                          max_fps=fields.number(value, "max_fps", 0.0))
+            if min(delay.delay_s, delay.jitter_s, delay.max_fps) < 0:
+                raise ProtocolError("bad_value", f"{where}: delay_s, jitter_s and max_fps are >= 0")
+            if delay.clock not in ("sim", "wall"):
+                raise ProtocolError("bad_value", f"{where}.clock is 'sim' or 'wall', not {delay.clock!r:.40}")
+            wanted[name] = delay
+        return {"op": "set_camera_delay_ok", "cameras": self.cameras.set_delay(wanted)}
+
     def close(self) -> None:
-        """The server stops: the simulation given back, a replay ended, a recording stopped."""
+        """The server stops: the simulation given back, a replay ended, a recording stopped,
+        the cameras' streams closed."""
         with self.lock:
             self._give_back()
         self.recordings.close()
+        self.cameras.stop()

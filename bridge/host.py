@@ -45,6 +45,12 @@ class Host:
     def recordings_dir(self) -> str | None:
         return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
+    def camera_settings(self) -> dict:
+        """{camera name: {"mode": real | depth | semantic | instance, "resolution": (w, h),
+        "renderer": "mujoco" | "blender"}}: how the bridge serves a camera where it
+        should differ from the MJCF (mode real, the camera's resolution, MuJoCo's renderer)."""
+        return {}
+
 
 # <size> attributes (MjSpec fields) a served model keeps from its file
 SIZES = ("memory", "nstack", "njmax", "nconmax", "nkey", "nuser_body", "nuser_jnt", "nuser_geom",
@@ -118,10 +124,12 @@ class ModelHost(Host):
     """A model served without Blender: its own session and physics thread."""
 
     def __init__(self, model: mujoco.MjModel, prefix: str, name: str = "", keyframe: int = -1,
-                 files: tuple[str, dict] | None = None, recordings: str | None = None, play: bool = False):
+                 files: tuple[str, dict] | None = None, recordings: str | None = None, play: bool = False,
+                 cameras: dict | None = None):
         """`play`: start playing in real time (live mode, as a URLab server does); else paused
-        until a client asks."""
+        until a client asks. `cameras`: Host.camera_settings."""
         self.name = name or prefix
+        self._cameras = dict(cameras or {})
         self._prefix = prefix
         self._files = files
         self._recordings = recordings
@@ -155,6 +163,9 @@ class ModelHost(Host):
 
     def recordings_dir(self):
         return self._recordings or super().recordings_dir()
+
+    def camera_settings(self) -> dict:
+        return self._cameras
 
     def close(self) -> bool:
         return self._runner.stop()

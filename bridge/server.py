@@ -13,6 +13,8 @@ import ipaddress
 
 from ..engine import commands
 from ..engine.runner import PUBLISH_RATE
+from .camera_streams import BASE_PORT as CAMERA_PORT
+from .camera_streams import CameraStreams
 from .dispatcher import Dispatcher
 from .hold import Hold
 from .stream import StateStream
@@ -36,12 +38,16 @@ def is_local(address: str) -> bool:
 class Bridge:
     def __init__(self, host, address: str = DEFAULT_ADDRESS, request_port: int = REQUEST_PORT,
                  state_port: int = STATE_PORT, transports=("zmq",), limit: int = MAX_REQUEST_BYTES,
-                 shm_dir: str | None = None, stream_rate: float | None = None):
+                 shm_dir: str | None = None, stream_rate: float | None = None,
+                 camera_port: int = CAMERA_PORT):
         """`stream_rate`: snapshots per second the simulation publishes while it plays
-        live (the state stream's rate; None: the runner's own, twice the display's)."""
+        live (the state stream's rate; None: the runner's own, twice the display's).
+        `camera_port`: the first port a streaming camera's PUB socket tries (URLab's 5558)."""
         self.host = host
         self.address = address
-        self.dispatcher = Dispatcher(host)
+        self.cameras = CameraStreams(address, camera_port, lambda: self.shm.directory if self.shm else None,
+                                     host.camera_settings)
+        self.dispatcher = Dispatcher(host, cameras=self.cameras)
         self.stream = StateStream(self.dispatcher.scene)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
         self.shm = None
@@ -87,6 +93,7 @@ class Bridge:
             runner.companions.append(self)
             self._runner = runner
         self.stream.attach(runner)
+        self.cameras.attach(runner)
         if runner is not None and self.stream_rate:
             runner.send(commands.SetPublishRate(self.stream_rate))
 

@@ -180,9 +180,62 @@ class MJBLEND_PG_bake(bpy.types.PropertyGroup):
     source: StringProperty(name="Source", description="What was baked")
 
 
-CLASSES = (OptionOverride, MJBLEND_PG_simulation, MJBLEND_PG_randomization_preview, MJBLEND_PG_bake)
+# ------------------------------------------------------------ camera dataset
+
+
+DATASET_KINDS = (("rgb", "RGB", "Colour, PNG"),
+                 ("depth", "Depth", "Metres along the view axis, float32 .npy"),
+                 ("segmentation", "Segmentation", "Element ids, 16-bit PNG, with the id -> element table"))
+
+
+class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
+    """What Render Camera Dataset (operators/dataset.py) makes of the bake by default."""
+
+    directory: StringProperty(
+        name="Folder", subtype="DIR_PATH", default="",
+        description="The folder the dataset is written to (empty, or an earlier dataset, which is replaced; "
+                    "// is the .blend's folder)")
+    cameras: StringProperty(
+        name="Cameras", default="",
+        description="MuJoCo cameras to render, comma-separated names (empty: every camera)")
+    kinds: EnumProperty(name="Images", items=DATASET_KINDS, options={"ENUM_FLAG"},
+                        default={"rgb", "depth", "segmentation"}, description="Images per frame and camera")
+    renderer: EnumProperty(
+        name="Renderer", default="MUJOCO",
+        items=(("MUJOCO", "MuJoCo", "mujoco.Renderer from each frame's state: what a policy trained in "
+                "MuJoCo sees"),
+               ("BLENDER", "Blender", "Blender's engine through the scene's materials and lights, posed at "
+                "the frame")),
+        description="Which renderer draws the frames")
+    engine: EnumProperty(
+        name="Engine", default="BLENDER_WORKBENCH",
+        items=(("BLENDER_WORKBENCH", "Workbench", ""), ("BLENDER_EEVEE", "EEVEE", ""),
+               ("CYCLES", "Cycles", "")),
+        description="Blender's render engine (renderer Blender)")
+    samples: IntProperty(name="Samples", default=0, min=0,
+                         description="Cycles / EEVEE samples per pixel (0: the scene's)")
+    width: IntProperty(name="Width", default=0, min=0,
+                       description="Image width (0: each camera's resolution)")
+    height: IntProperty(name="Height", default=0, min=0,
+                        description="Image height (0: each camera's resolution)")
+    randomize: EnumProperty(
+        name="Randomize", default="NONE",
+        items=(("NONE", "None", "The scene's own look"), ("FRAME", "Per Frame", "A new draw every frame"),
+               ("DATASET", "Per Dataset", "One draw for the whole dataset (an episode)")),
+        description="Visual randomization: materials' colours and roughness, lights' strength and direction")
+    seed: IntProperty(name="Seed", default=0, min=0,
+                      description="The randomization's seed (same seed, same draws)")
+    textures: StringProperty(
+        name="Textures", subtype="DIR_PATH", default="",
+        description="A folder of images (.png, .jpg): randomization also draws one per material "
+                    "(empty: no textures)")
+
+
+CLASSES = (OptionOverride, MJBLEND_PG_simulation, MJBLEND_PG_randomization_preview, MJBLEND_PG_bake,
+           MJBLEND_PG_dataset)
 SCENE_PROPERTIES = {"mujoco_simulation": MJBLEND_PG_simulation,
-                    "mujoco_preview": MJBLEND_PG_randomization_preview, "mujoco_bake": MJBLEND_PG_bake}
+                    "mujoco_preview": MJBLEND_PG_randomization_preview, "mujoco_bake": MJBLEND_PG_bake,
+                    "mujoco_dataset": MJBLEND_PG_dataset}
 
 
 def register():

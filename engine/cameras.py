@@ -36,19 +36,23 @@ from a state (a runner `Snapshot`, an MjData read between steps, or an
 `render` exactly as mujoco.Renderer does, so its frames are that renderer's bit
 for bit and it may run on a thread beside the runner (`RenderWorker`). A
 renderer is bound to the thread that first renders with it (its GL context).
+Blender's main thread in a window cannot render (it holds Blender's own OpenGL
+context: engine/gl_backend.py); `RenderThread` serves such a caller synchronously
+from a thread of its own.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
 
+from . import gl_backend
 from .errors import MJBlendError
 
 DEFAULT_RESOLUTION = (640, 480)  # (width, height) of a camera whose MJCF sets no resolution
@@ -285,11 +289,61 @@ class CameraRenderer:
         self._renderers[key] = renderer
         return renderer
 
+    def upload_textures(self, textures) -> None:
+        """Send changed texture pixels (`model.tex_data` of these texture ids) to every
+        renderer made so far (one made later uploads all textures itself).
+        mujoco.Renderer keeps its GL context private, hence its attributes here."""
+        for renderer in self._renderers.values():
+            renderer._gl_context.make_current()
+            for tex in textures:
+                mujoco.mjr_uploadTexture(self.model, renderer._mjr_context, int(tex))
+
     def close(self) -> None:
         """Free every GL context (on the thread that rendered with them)."""
         for renderer in self._renderers.values():
             renderer.close()
         self._renderers.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class RenderThread:
+    """A CameraRenderer that lives on a thread of its own, called synchronously:
+    `render` (as CameraRenderer.render) and `call(fn, ...)` run there and return its
+    result or raise its error. For callers on a thread where MuJoCo's renderer cannot
+    run: Blender's main thread in a window, which holds Blender's OpenGL context (EGL
+    refuses it with EGL_BAD_ACCESS; CGL and glfw would replace that context). Frames are
+    CameraRenderer's, made in the same order."""
+
+    def __init__(self, model, max_geom: int = 10000, name: str = "MJBlend renderer"):
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=name)  # (one thread, kept)
+        self.renderer = self.call(CameraRenderer, model, max_geom)
+
+    @property
+    def model(self):
+        return self.renderer.model
+
+    def call(self, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` on the render thread (where its GL contexts are current)."""
+        return self._executor.submit(fn, *args, **kwargs).result()
+
+    def render(self, *args, **kwargs) -> Frame:
+        return self.call(self.renderer.render, *args, **kwargs)
+
+    def upload_textures(self, textures) -> None:
+        """CameraRenderer.upload_textures, on the render thread (where its contexts live)."""
+        self.call(self.renderer.upload_textures, textures)
+
+    def close(self) -> None:
+        """Free the GL contexts on their thread, then end it (a second close does nothing)."""
+        if self._executor is not None:
+            self.call(self.renderer.close)
+            self._executor.shutdown()
+            self._executor = None
 
     def __enter__(self):
         return self
@@ -312,11 +366,9 @@ def check_size(model, cam: Camera, width: int, height: int) -> None:
 
 
 def renderer_unavailable(exc: BaseException) -> RendererUnavailable:
-    backend = os.environ.get("MUJOCO_GL", "") or "unset (glfw, which needs a display)"
-    return RendererUnavailable(
-        f"MuJoCo's renderer cannot start: no OpenGL context with MUJOCO_GL={backend} "
-        f"({type(exc).__name__}: {exc}). Set MUJOCO_GL=egl (a GPU, or Mesa's EGL) or MUJOCO_GL=osmesa "
-        f"(software) in the environment before Python imports mujoco; PyOpenGL must be installed.")
+    """The error for a renderer that cannot start: which backend mujoco took (and,
+    if mujoco was imported before the add-on chose one, that), and what to set."""
+    return RendererUnavailable(gl_backend.explain(exc))
 
 
 @dataclass(frozen=True)

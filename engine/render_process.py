@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import platform
 import secrets
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import cameras
+from . import cameras, gl_backend
 
 START_TIMEOUT = 60.0  # seconds for the child to import mujoco and connect
 STOP_TIMEOUT = 5.0
@@ -44,13 +45,14 @@ _ERRORS = {"CameraError": cameras.CameraError, "RendererUnavailable": cameras.Re
 
 
 def child_environment() -> dict:
-    """This process's environment; on Linux MuJoCo's EGL backend unless MUJOCO_GL names
-    another (its default, GLFW, wants a window and the glfw package); Mesa's software
-    rasterizer (llvmpipe) told to leave two cores (the physics thread's and Blender's)
-    unless LP_NUM_THREADS says otherwise."""
+    """This process's environment; the platform's OpenGL backend the add-on asks for
+    (gl_backend.DEFAULTS) unless MUJOCO_GL names one; Mesa's software rasterizer
+    (llvmpipe) told to leave two cores (the physics thread's and Blender's) unless
+    LP_NUM_THREADS says otherwise."""
     env = dict(os.environ)
-    if sys.platform.startswith("linux"):
-        env.setdefault("MUJOCO_GL", "egl")
+    backend = gl_backend.DEFAULTS.get(platform.system())
+    if backend:
+        env.setdefault("MUJOCO_GL", backend)
     env.setdefault("LP_NUM_THREADS", str(max(1, min((os.cpu_count() or 1) - 2, 8))))
     return env
 

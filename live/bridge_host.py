@@ -143,9 +143,10 @@ def transports_of(choice: str) -> tuple[str, ...]:
 
 def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_port: int = 5555,
           transports=("zmq",), remote_stop: bool = False, stream_rate: float | None = None,
-          prefs: preferences.Settings | None = None) -> Served:
+          prefs: preferences.Settings | None = None, camera_port: int = 5558) -> Served:
     """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
-    bridge already running. BridgeError if it cannot (the message says why)."""
+    bridge already running. BridgeError if it cannot (the message says why).
+    `camera_port`: the first port a streaming camera's PUB tries (URLab's 5558, up to 9 more)."""
     stop()
     try:  # (pyzmq and msgpack are bundled with the extension; a development checkout may lack them)
         from ..bridge.server import Bridge
@@ -162,7 +163,8 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
         raise BridgeError(str(error), error.objects) from None
     host = SceneHost(scene, live, remote_stop)
     try:
-        bridge = Bridge(host, address, request_port, state_port, transports, stream_rate=stream_rate)
+        bridge = Bridge(host, address, request_port, state_port, transports, stream_rate=stream_rate,
+                        camera_port=camera_port)
     except Exception as error:  # (a bad address, a shared-memory folder it cannot make)
         raise BridgeError(f"The bridge cannot start: {error}") from None
     try:

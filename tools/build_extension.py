@@ -3,13 +3,17 @@
 """Build MJBlend's installable extension zips, one per Blender platform (`make build`).
 
 1. Download the wheels of each package the extension bundles (`BUNDLED`:
-   mujoco-core, and the network bridge's pyzmq and msgpack), at the versions
-   pinned in requirements-dev.txt, for every Python a supported Blender runs
-   (`PYTHON_VERSIONS`) and every Blender platform, into ./wheels/ (cached). A
-   platform gets a zip only if every package has a wheel for every Python there.
+   mujoco-core, the network bridge's pyzmq and msgpack, and what
+   `mujoco.Renderer` needs for its OpenGL context: PyOpenGL and glfw), at the
+   versions pinned in requirements-dev.txt, for every Python a supported Blender
+   runs (`PYTHON_VERSIONS`) and every Blender platform, into ./wheels/ (cached).
+   A platform gets a zip only if every package has a wheel for every Python there.
    Only mujoco-core of MuJoCo: the `mujoco` meta package pulls in the
    viewer/studio and their deps, and Blender already ships numpy. pyzmq's
-   wheels carry libzmq; msgpack's its C extension: neither needs more.
+   wheels carry libzmq; msgpack's its C extension; glfw's the GLFW library:
+   none needs more. PyOpenGL is pure Python: its one `py3-none-any` wheel
+   goes into every zip and serves every Python (a pure wheel is a wheel of
+   every platform, here as in Blender's builder and installer).
 2. Point `platforms = [...]` and `wheels = [...]` in blender_manifest.toml at
    exactly those platforms and files.
 3. Run Blender's own builder (`blender_ext.py build --split-platforms`),
@@ -61,10 +65,15 @@ PIP_PLATFORMS = {
 # Used to recognise an already downloaded wheel's platform from its file name.
 _WHEEL_OS = {"linux": "manylinux", "windows": "win", "macos": "macosx"}
 _WHEEL_ARCH = {"x64": ("x86_64", "amd64", "universal2"), "arm64": ("arm64", "aarch64", "universal2")}
+# (pip counts macOS's old `intel` wheels (x86_64 + i386) as x86_64 ones; Blender does not,
+# so neither does wheel_fits: glfw's macOS x64 wheel is one, and macos-x64 gets no zip.)
 
-# What each zip bundles, as pinned in requirements-dev.txt: MuJoCo's bindings, and
-# for the network bridge (bridge/, URLab's protocol) ZMQ sockets and msgpack frames.
-BUNDLED = ("mujoco-core", "pyzmq", "msgpack")
+# What each zip bundles, as pinned in requirements-dev.txt: MuJoCo's bindings; for the
+# network bridge (bridge/, URLab's protocol) ZMQ sockets and msgpack frames; for
+# mujoco.Renderer (engine/cameras.py) its GL context's needs: PyOpenGL (EGL and OSMesa
+# on Linux) and glfw (Windows' only backend, and the fallback elsewhere: macOS when CGL
+# fails, Linux with a display). mujoco-core first: it has the fewest platforms.
+BUNDLED = ("mujoco-core", "pyzmq", "msgpack", "PyOpenGL", "glfw")
 # Optional backends of the batch runtime, installed by whoever uses them, never zipped
 # (check_zip refuses any wheel outside BUNDLED; this keeps them out of BUNDLED).
 NEVER_BUNDLED = ("ray", "mujoco-warp", "warp-lang")
@@ -100,7 +109,15 @@ def wheel_prefix(package: str, version: str) -> str:
     return f"{re.sub(r'[-_.]+', '_', package).lower()}-{version}-"
 
 
+def pure(wheel: str) -> bool:
+    """A wheel of every platform (`py3-none-any`): pure Python, like PyOpenGL's."""
+    return wheel.removesuffix(".whl").split("-")[-1] == "any"
+
+
 def wheel_fits(wheel: str, platform: str) -> bool:
+    """Whether Blender installs the wheel on `platform` (by its platform tag alone)."""
+    if pure(wheel):
+        return True
     os_name, arch = platform.split("-")
     # e.g. manylinux_2_27_x86_64.manylinux_2_28_x86_64, macosx_10_15_universal2
     tags = wheel.removesuffix(".whl").split("-")[-1].split(".")
@@ -138,7 +155,8 @@ def free_threaded(wheel: str) -> bool:
 
 def ensure_wheel(package: str, version: str, platform: str, python: str) -> str | None:
     """File name of `package`'s wheel for `platform` and Python `python` in WHEELS,
-    or None if PyPI has none."""
+    or None if PyPI has none that Blender installs there. A pure wheel (`py3-none-any`)
+    is one file for every platform and Python: downloaded once, then found in the cache."""
     prefix = wheel_prefix(package, version)
     exact = "cp" + python.replace(".", "")
     cached = sorted((p.name for p in WHEELS.glob(f"{prefix}*.whl")
@@ -172,6 +190,11 @@ def ensure_wheel(package: str, version: str, platform: str, python: str) -> str 
                              f"{proc.stderr}")
         (wheel,) = Path(tmp).glob("*.whl")
         WHEELS.mkdir(exist_ok=True)
+        if not (wheel_fits(wheel.name, platform) and blender_picks(wheel.name, python)):
+            # pip's idea of a match is wider than Blender's (a macosx_10_6_intel wheel
+            # for x86_64): for Blender this platform has no wheel.
+            lacking.touch()
+            return None
         shutil.move(wheel, WHEELS / wheel.name)
         return wheel.name
 

@@ -303,6 +303,36 @@ class MJBLEND_PT_timeline(_SidebarPanel, bpy.types.Panel):
         layout.operator("mujoco.import_trajectory", text="Import Trajectory", icon="IMPORT")
 
 
+class MJBLEND_PT_camera_dataset(_SidebarPanel, bpy.types.Panel):
+    """Render the bake from MuJoCo cameras into a dataset folder (operators/dataset.py)."""
+
+    bl_idname = "MJBLEND_PT_camera_dataset"
+    bl_label = "Camera Dataset"
+    bl_parent_id = "MJBLEND_PT_timeline"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.mujoco_dataset
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(settings, "directory")
+        layout.prop(settings, "cameras")
+        layout.row().prop(settings, "kinds", expand=True)
+        layout.prop(settings, "renderer")
+        if settings.renderer == "BLENDER":
+            layout.prop(settings, "engine")
+            layout.prop(settings, "samples")
+        col = layout.column(align=True)
+        col.prop(settings, "width", text="Size")
+        col.prop(settings, "height", text=" ")
+        layout.prop(settings, "randomize")
+        if settings.randomize != "NONE":
+            layout.prop(settings, "seed")
+            layout.prop(settings, "textures")
+        layout.operator("mujoco.render_dataset", icon="RENDER_ANIMATION")
+
+
 class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
     """Serve the simulation over the network (URLab's protocol): where, and what clients do."""
 
@@ -396,8 +426,8 @@ class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
 
 # (the order of the tab's panels; the Bridge panel last: tests/gui/bridge_window.py finds it there)
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
-           MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_model, MJBLEND_UL_keyframes,
-           MJBLEND_PT_keyframes, *plots_panel.CLASSES, *camera_panel.CLASSES,
+           MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_camera_dataset, MJBLEND_PT_model,
+           MJBLEND_UL_keyframes, MJBLEND_PT_keyframes, *plots_panel.CLASSES, *camera_panel.CLASSES,
            MJBLEND_PT_randomization_preview, MJBLEND_PT_bridge)
 
 

@@ -64,3 +64,48 @@ def serial(models, states, controls, nstep, policy=None):
         mujoco.mj_getState(model, data, final[env], SPEC)
         sensed[env] = data.sensordata
     return final, sensed
+
+
+KINDS = ("rgb", "depth", "segmentation")
+
+# a scene without reflections (each environment is drawn by a fresh reference renderer)
+BOXES = """
+<mujoco>
+  <visual><global offwidth="320" offheight="240"/></visual>
+  <worldbody>
+    <light pos="0 0 3" dir="0 0 -1"/>
+    <geom name="ground" type="plane" size="2 2 .1" rgba=".4 .5 .6 1"/>
+    <camera name="front" pos="0 -2 1" xyaxes="1 0 0 0 .45 .9" resolution="96 64"/>
+    <body name="box" pos="0 0 .3">
+      <freejoint/>
+      <geom name="box" type="box" size=".1 .15 .2" rgba=".9 .2 .2 1"/>
+    </body>
+    <body name="ball" pos=".4 .2 .3">
+      <freejoint/>
+      <geom name="ball" type="sphere" size=".12" rgba=".2 .8 .3 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def reference_images(model, states, camera, width, height, renderer=None):
+    """mujoco.Renderer, environment after environment: RGB, depth, segmentation."""
+    own = renderer is None
+    renderer = renderer or mujoco.Renderer(model, height, width)
+    data = mujoco.MjData(model)
+    out = {kind: [] for kind in KINDS}
+    for state in states:
+        mujoco.mj_setState(model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+        mujoco.mj_forward(model, data)
+        renderer.update_scene(data, camera)
+        out["rgb"].append(renderer.render())
+        renderer.enable_depth_rendering()
+        out["depth"].append(renderer.render()[..., None])
+        renderer.disable_depth_rendering()
+        renderer.enable_segmentation_rendering()
+        out["segmentation"].append(renderer.render())
+        renderer.disable_segmentation_rendering()
+    if own:
+        renderer.close()
+    return {kind: np.stack(images) for kind, images in out.items()}

@@ -161,6 +161,20 @@ def test_queries_match_batch_pool_on_a_height_field():
         assert np.isfinite(pairs[2][0]).all()
 
 
+def test_images_are_each_actors_mujoco_renderer_images():
+    from batch_models import BOXES, KINDS, reference_images
+    model = mujoco.MjModel.from_xml_string(BOXES)
+    with RayPool(model, NBATCH, nworkers=2) as pool:
+        state = moving_states(pool)
+        state = pool.step(state, nstep=NSTEP)
+        got = pool.render(state, ["front"], kinds=KINDS)["front"]
+    assert got["rgb"].shape == (NBATCH, 64, 96, 3)
+    for part in (slice(0, 2), slice(2, NBATCH)):  # each actor draws its own environments
+        want = reference_images(model, state[part], "front", 96, 64)
+        for kind in KINDS:
+            assert np.array_equal(got[kind][part], want[kind]), kind
+
+
 def error_of(call):
     with pytest.raises(BatchError) as caught:
         call()

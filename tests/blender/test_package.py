@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The linux-x64 extension zip builds, validates, installs into this environment's bpy
 (4.2, 4.5, 5.0 on Python 3.11; 5.1, 5.2 on Python 3.13 in the Debian root: the suite
-runs once per release) with no mujoco, zmq or msgpack on
+runs once per release) with no mujoco, zmq, msgpack, PyOpenGL or glfw on
 the path, brings its own (the wheels pinned in requirements-dev.txt), imports and
-simulates a model with its mujoco, and answers a client's handshake through its
-network bridge with its zmq and msgpack.
+simulates a model with its mujoco, answers a client's handshake through its
+network bridge with its zmq and msgpack, and renders a camera with mujoco.Renderer
+over the OpenGL backend the add-on chose itself (MUJOCO_GL unset: EGL on Linux)
+with its PyOpenGL.
 
 Every zip carries those wheels for each Python a supported Blender runs (3.11, 3.13,
 3.14): Blender's own installer code (bl_pkg of the release under test), asked as if it
@@ -44,7 +46,10 @@ linux_x64_only = pytest.mark.skipif(
 )
 
 # The packages the zip bundles: {distribution: import name}
-BUNDLED = {"mujoco-core": "mujoco", "pyzmq": "zmq", "msgpack": "msgpack"}
+BUNDLED = {"mujoco-core": "mujoco", "pyzmq": "zmq", "msgpack": "msgpack", "PyOpenGL": "OpenGL",
+           "glfw": "glfw"}
+# The one pure (py3-none-any) wheel among them: in every platform's zip.
+PURE = ("PyOpenGL",)
 # Every Python a supported Blender runs: official 4.2 - 5.0, official 5.1 - 5.2,
 # distribution builds (Debian's 5.2.2).
 PYTHONS = ("3.11", "3.13", "3.14")
@@ -57,15 +62,19 @@ SYSCONFIG_PLATFORMS = {
 }
 
 # Run in a fresh interpreter whose path holds bpy, numpy, ... but not the venv's mujoco,
-# zmq or msgpack. After the install it imports a model and simulates it with the bundled
-# mujoco, and steps the same file with that mujoco for comparison; then it serves the
-# model with the extension's bridge and sends it a `hello` (the bundled zmq, msgpack).
+# zmq, msgpack, PyOpenGL or glfw, and whose environment has no MUJOCO_GL. After the install
+# it imports a model and simulates it with the bundled mujoco, and steps the same file with
+# that mujoco for comparison; then it serves the model with the extension's bridge and sends
+# it a `hello` (the bundled zmq, msgpack); then it renders a camera through the extension's
+# CameraRenderer and through mujoco.Renderer itself (the same calls in the same order), on
+# the backend the add-on chose before mujoco's first import (the bundled PyOpenGL).
 INSTALL_SCRIPT = textwrap.dedent("""
-    import json, socket, sys
+    import json, os, socket, sys
     sys.path.insert(0, sys.argv[1])
     import bpy
 
-    for name in ("mujoco", "zmq", "msgpack"):
+    gl_before = os.environ.get("MUJOCO_GL")
+    for name in ("mujoco", "zmq", "msgpack", "OpenGL", "glfw"):
         try:
             module = __import__(name)
             sys.exit(name + " importable before install: " + module.__file__)
@@ -77,7 +86,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
     import mujoco  # now from the wheel Blender unpacked for the extension
     import msgpack, zmq  # (likewise)
     import numpy as np
-    import importlib
+    import importlib, importlib.util
     live = importlib.import_module("bl_ext.user_default.mjblend.live.scene_session")
     bridge_host = importlib.import_module("bl_ext.user_default.mjblend.bridge.host")
     bridge_server = importlib.import_module("bl_ext.user_default.mjblend.bridge.server")
@@ -111,6 +120,25 @@ INSTALL_SCRIPT = textwrap.dedent("""
     bridge.stop()
     host.close()
 
+    cameras = importlib.import_module("bl_ext.user_default.mjblend.engine.cameras")
+    scene = mujoco.MjModel.from_xml_string(sys.argv[4])
+    state = mujoco.MjData(scene)
+    mujoco.mj_forward(scene, state)
+    with cameras.CameraRenderer(scene) as camera_renderer:
+        frame = camera_renderer.render(state, "eye", ("rgb", "depth", "segmentation"))
+    reference = mujoco.Renderer(scene, frame.height, frame.width)
+    reference.update_scene(state, "eye")
+    rgb = reference.render()
+    reference.enable_depth_rendering()
+    depth = reference.render()
+    reference.disable_depth_rendering()
+    reference.enable_segmentation_rendering()
+    segmentation = reference.render()
+    reference.close()
+    gl_context = sys.modules["mujoco.rendering.classic.gl_context"]
+    import OpenGL
+    glfw_file = importlib.util.find_spec("glfw").origin  # (found, not loaded: EGL draws)
+
     # What Blender unpacked (disabling the extension removes it again).
     import os
     wheel_site = os.path.dirname(os.path.dirname(mujoco.__file__))
@@ -133,10 +161,32 @@ INSTALL_SCRIPT = textwrap.dedent("""
         "zmq_file": zmq.__file__, "pyzmq_version": zmq.__version__,
         "msgpack_file": msgpack.__file__, "msgpack_version": ".".join(map(str, msgpack.version)),
         "hello": hello.get("op"), "hello_mujoco": hello.get("mujoco_version"),
+        "gl_before": gl_before, "gl_after": os.environ.get("MUJOCO_GL"),
+        "gl_context": gl_context.GLContext.__module__,
+        "OpenGL_file": OpenGL.__file__, "pyopengl_version": OpenGL.__version__,
+        "glfw_file": glfw_file, "glfw_loaded": "glfw" in sys.modules,
+        "frame_shape": [frame.height, frame.width],
+        "rgb_equal": bool(np.array_equal(frame.rgb, rgb)),
+        "depth_equal": bool(np.array_equal(frame.depth, depth)),
+        "segmentation_equal": bool(np.array_equal(frame.segmentation, segmentation)),
+        "geoms_seen": sorted(set(int(i) for i in np.unique(frame.segmentation[..., 0])) - {-1}),
+        "colours": len(np.unique(frame.rgb.reshape(-1, 3), axis=0)),
         "extensions_dir": bpy.utils.user_resource("EXTENSIONS"),
         "unpacked": unpacked, "extension_modules": extension_modules,
     }))
 """)
+
+
+# The camera the installed extension renders: a box on a plane, both in view.
+CAMERA_SCENE = """<mujoco>
+  <visual><global offwidth="64" offheight="48"/></visual>
+  <worldbody>
+    <light pos="0 0 3"/>
+    <geom type="plane" size="2 2 0.1" rgba="0.3 0.5 0.7 1"/>
+    <geom type="box" size="0.2 0.2 0.2" pos="0 0 0.2" rgba="0.9 0.4 0.1 1"/>
+    <camera name="eye" pos="0 -1.5 1" xyaxes="1 0 0 0 0.6 0.8" resolution="64 48"/>
+  </worldbody>
+</mujoco>"""
 
 
 def bpy_version():
@@ -154,18 +204,19 @@ def pinned(package):
 
 
 def site_without_bundled(tmp_path):
-    """site_without_mujoco, less zmq and msgpack too: the child can only use the
-    extension's own wheels of every bundled package."""
+    """site_without_mujoco, less zmq, msgpack, PyOpenGL (OpenGL) and glfw too: the child
+    can only use the extension's own wheels of every bundled package."""
     site = site_without_mujoco(tmp_path)
     for entry in os.listdir(site):
-        if entry.lower().startswith(("zmq", "pyzmq", "msgpack")):
+        if entry.lower().startswith(("zmq", "pyzmq", "msgpack", "opengl", "pyopengl", "glfw")):
             os.unlink(os.path.join(site, entry))
     return site
 
 
 def wheel_prefix(package):
-    """The file-name start of `package`'s wheels at its pinned version."""
-    return f"{package.replace('-', '_')}-{pinned(package)}-"
+    """The file-name start of `package`'s wheels at its pinned version (normalized as
+    wheel names are: `PyOpenGL` -> `pyopengl-3.1.10-`)."""
+    return f"{package.replace('-', '_').lower()}-{pinned(package)}-"
 
 
 def installer_picks(wheels, platform_name, python):
@@ -258,7 +309,10 @@ def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
         wheels = sorted(n for n in zf.namelist() if n.endswith(".whl"))
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
     assert wheels == sorted(w.removeprefix("./") for w in manifest["build"]["generated"]["wheels"])
-    assert all("linux" in w.rsplit("-", 1)[-1] for w in wheels), wheels
+    # Linux wheels, and the pure ones (PyOpenGL's py3-none-any, in every platform's zip)
+    assert all("linux" in w.rsplit("-", 1)[-1] for w in wheels if not w.endswith("-any.whl")), wheels
+    assert sorted(w for w in wheels if w.endswith("-none-any.whl")) == sorted(
+        f"wheels/{wheel_prefix(package)}py3-none-any.whl" for package in PURE), wheels
     for python in PYTHONS:  # (mujoco-core and msgpack: cp311, cp313, cp314; pyzmq: cp311, cp312-abi3)
         assert any(f"-cp{python.replace('.', '')}-" in w for w in wheels), (python, wheels)
     assert_one_wheel_per_package_per_python(wheels, "linux-x64")
@@ -273,7 +327,9 @@ def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     model = Path(CORPUS) / "mujoco_model" / "model" / "humanoid" / "humanoid.xml"
     if not model.exists():
         model = ROOT / "examples" / "desk_toys.xml"
-    proc = run([sys.executable, "-I", "-S", "-c", INSTALL_SCRIPT, site, zip_path, model], env=env)
+    # (MUJOCO_GL is not in `env`: the add-on's own choice is what renders)
+    proc = run([sys.executable, "-I", "-S", "-c", INSTALL_SCRIPT, site, zip_path, model, CAMERA_SCENE],
+               env=env)
     info = json.loads(proc.stdout.strip().splitlines()[-1])
 
     assert info["result"] == ["FINISHED"]
@@ -302,3 +358,12 @@ def test_linux_zip_builds_installs_and_bundles_mujoco(tmp_path):
     assert info["msgpack_version"] == pinned("msgpack")
     # The extension's bridge answers a client with the bundled zmq and msgpack.
     assert info["hello"] == "hello_ok" and info["hello_mujoco"] == info["mujoco_version"]
+    # The add-on chose EGL before mujoco's first import (nobody had set MUJOCO_GL), and
+    # mujoco.Renderer draws with it and the bundled PyOpenGL: the extension's camera frame
+    # is mujoco.Renderer's bit for bit, and shows the scene (its two geoms, shaded).
+    assert info["gl_before"] is None
+    assert info["gl_after"] == "egl" and info["gl_context"] == "mujoco.egl" and not info["glfw_loaded"]
+    assert info["pyopengl_version"] == pinned("PyOpenGL")
+    assert info["frame_shape"] == [48, 64]
+    assert info["rgb_equal"] and info["depth_equal"] and info["segmentation_equal"]
+    assert info["geoms_seen"] == [0, 1] and info["colours"] > 10

@@ -30,8 +30,8 @@ def humanoid_path() -> str:
 class Served:
     """A Bridge serving one file, and clients made for it (closed at the end)."""
 
-    def __init__(self, path, **bridge_options):
-        self.host = ModelHost.from_file(path)
+    def __init__(self, path, host_options=None, **bridge_options):
+        self.host = ModelHost.from_file(path, **(host_options or {}))
         self.request_port, self.state_port = free_port(), free_port()
         self.bridge = Bridge(self.host, request_port=self.request_port, state_port=self.state_port,
                              **bridge_options)
