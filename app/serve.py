@@ -104,10 +104,17 @@ def _serve(served) -> int:
                 reason.append("a client's shutdown request")
                 stop.wait(SHUTDOWN_GRACE)  # (the sockets close with linger 0: let the reply go)
                 break
-            if bridge_host.watch() is None:  # (the simulation ended)
+            pause = bridge_host.watch()
+            if pause is None:  # (the simulation ended)
                 reason.append("the simulation ended")
                 break
-            stop.wait(POLL)
+            # (a bridge thread asking for Blender's frames wakes the loop; none are rendered
+            # before the main thread's share allows: blender_frames.SHARE)
+            frames = served.host.blender_frames
+            if frames.waiting:
+                stop.wait(min(POLL, frames.wait_left()))
+            else:
+                frames.wake.wait(min(POLL, pause))
     finally:
         for number, handler in previous.items():
             # None: the handler was Blender's own, installed from C (the executable has

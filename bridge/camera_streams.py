@@ -6,7 +6,8 @@ compiled MuJoCo name, e.g. `arm_wrist` for camera `wrist` of model root `arm`
 (URLab's canonical name: the MuJoCo name, '/' and '\\' made '_'). It belongs to
 the entity whose prefix its name carries; cameras of no entity are `global_cameras`.
 
-Frames come from MuJoCo's renderer (engine/cameras.py) on one thread of their
+Frames come from MuJoCo's renderer (engine/cameras.py) unless the client or the
+scene asks for Blender's (below), on one thread of their
 own, which owns its GL context and a private MjData: it renders states it is
 handed (copies of the state a direct step made, or the runner's published
 snapshots in live mode), never the runner's MjData, never bpy. A streaming
@@ -31,6 +32,14 @@ A PUB socket never blocks: a subscriber that does not read loses frames beyond
 its queue; the simulation is not slowed. Frames are rendered once per new state
 (newest first: states that come faster than frames are skipped), so a camera
 costs the simulation nothing but a state copy per direct step.
+
+Blender's renderer (a camera's `renderer` "blender": asked by the client in
+`set_camera_streaming` or `include_cameras`, or the host's default, the scene's
+Bridge setting) draws on Blender's main thread only, never here: the host's
+`blender_frames` (bridge/blender_frames.py) carries asks there, and the main
+thread renders the newest state for streaming Blender cameras (`blender_due`)
+and hands the frames back (`deliver`); this thread publishes them as it does its
+own. A host without Blender (ModelHost) has no `blender_frames`: "blender" is refused.
 """
 
 from __future__ import annotations
@@ -99,7 +108,7 @@ class ServedCamera:
     height: int
     fovy: float
     port: int  # where its PUB binds first (advertised before it streams)
-    renderer: str = "mujoco"
+    renderer: str | None = None  # asked by the client or the host's settings (None: the host's default)
     zmq: bool = False
     shm: bool = False
     socket: object = None
@@ -115,12 +124,12 @@ class ServedCamera:
     def streaming(self) -> bool:
         return self.zmq or self.shm
 
-    def topic(self, address: str) -> dict:
+    def topic(self, address: str, renderer: str) -> dict:
         """Its `camera_topics` entry (URLab's hello)."""
         endpoint = self.endpoint or f"tcp://{address}:{self.port}"
         return {"mode": self.mode, "resolution": [self.width, self.height], "fovy": self.fovy,
                 "zmq_endpoint": endpoint.replace("*", "127.0.0.1"), "zmq_topic": self.name,
-                "renderer": self.renderer}
+                "renderer": renderer}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,13 +177,19 @@ class CameraStreams:
     """The served model's cameras, their streams and the thread that renders them."""
 
     def __init__(self, address: str = "127.0.0.1", base_port: int = BASE_PORT, shm_dir=lambda: None,
-                 settings=None):
+                 settings=None, blender=None, default_renderer=None):
         """`shm_dir`: () -> the directory camera rings go in (the shared-memory
         transport's session, None if the bridge serves none). `settings`: () ->
-        {camera name: {"mode", "resolution", "renderer"}} the host asks for."""
+        {camera name: {"mode", "resolution", "renderer"}} the host asks for.
+        `blender`: the host's BlenderFrames (None: no Blender to render with);
+        `default_renderer`: () -> the renderer of a camera nobody named one for."""
         self.address, self.base_port = address, base_port
         self.shm_dir = shm_dir
         self.settings = settings or (lambda: {})
+        self.blender = blender
+        self.default_renderer = default_renderer or (lambda: "mujoco")
+        self._delivered: list = []  # (camera, frame_id, sim_time, engine Frame) Blender rendered
+        self.blender_last_frame = -1  # the newest state the streaming Blender cameras had
         self.model = None
         self.cameras: dict[str, ServedCamera] = {}
         self._context = zmq.Context()
@@ -205,12 +220,19 @@ class CameraStreams:
             served[cam.name] = ServedCamera(
                 name=cam.name, id=cam.id, prefix=owner, mode=asked.get("mode", "real"), width=int(width),
                 height=int(height), fovy=cam.fovy, port=self.base_port + min(len(served), PORT_TRIES - 1),
-                renderer=asked.get("renderer", "mujoco"))
+                renderer=asked.get("renderer"))
         self.model, self.cameras = model, served
         self._ready = set()  # image sizes whose renderer the render thread has made
+        self.blender_last_frame = -1  # (a new model's simulation may number its states anew)
 
     def topics(self, prefix: str) -> dict:
-        return {c.name: c.topic(self.address) for c in self.cameras.values() if c.prefix == prefix}
+        return {c.name: c.topic(self.address, self.renderer_of(c)) for c in self.cameras.values()
+                if c.prefix == prefix}
+
+    def renderer_of(self, camera: ServedCamera, asked: str | None = None) -> str:
+        """Which renderer draws `camera`: `asked` (a request's), else the one the client
+        or the settings named for it, else the host's default (the scene's setting)."""
+        return asked or camera.renderer or self.default_renderer() or "mujoco"
 
     def find(self, name) -> ServedCamera:
         camera = self.cameras.get(name) if isinstance(name, str) else None
@@ -222,16 +244,20 @@ class CameraStreams:
 
     def check(self, camera: ServedCamera, renderer: str | None = None) -> None:
         """The clear error a camera that cannot be served gets (before anything changes)."""
-        renderer = renderer or camera.renderer
+        renderer = self.renderer_of(camera, renderer)
         if renderer not in RENDERERS:
-            raise ProtocolError("bad_value", f"camera {camera.name!r}: unknown renderer {renderer!r} "
-                                f"(renderers: {', '.join(RENDERERS)})")
-        if renderer == "blender":
-            raise ProtocolError("unsupported", f"camera {camera.name!r}: Blender's renderer is not served "
-                                "over the bridge yet; ask for renderer 'mujoco' (MuJoCo's renderer)")
+            raise ProtocolError("bad_value", f"camera {camera.name!r}: unknown renderer "
+                                f"{str(renderer)[:40]!r} (renderers: {', '.join(RENDERERS)})")
+        if renderer == "blender" and self.blender is None:
+            raise ProtocolError("unsupported", f"camera {camera.name!r}: this server has no Blender to "
+                                "render with (it serves a model file, not a Blender scene); ask for renderer "
+                                "'mujoco' (MuJoCo's renderer), or serve the scene from Blender (the Bridge "
+                                "panel, or `blender --command mjblend_serve`)")
         if camera.mode not in MODES:
             raise ProtocolError("bad_value", f"camera {camera.name!r}: unknown mode {camera.mode!r} "
                                 f"(modes: {', '.join(MODES)})")
+        if renderer == "blender":
+            return  # (its size is Blender's to refuse: up to 8192 a side)
         try:
             engine_cameras.check_size(self.model, engine_cameras.camera(self.model, camera.id),
                                       camera.width, camera.height)
@@ -246,9 +272,13 @@ class CameraStreams:
         for name, (zmq_on, shm_on, renderer) in wanted.items():
             if zmq_on or shm_on:
                 self.check(cameras[name], renderer)
-        starting = [cameras[n] for n, (z, s, _) in wanted.items() if (z or s) and not cameras[n].streaming]
-        if starting:
-            self.prepare(starting)  # (a renderer that cannot start fails here, nothing changed)
+        renderers = {n: self.renderer_of(cameras[n], r) for n, (_, _, r) in wanted.items()}
+        starting = [cameras[n] for n, (z, s, _) in wanted.items()
+                    if (z or s) and (not cameras[n].streaming
+                                     or renderers[n] != self.renderer_of(cameras[n]))]
+        if starting:  # (a renderer that cannot start fails here, nothing changed)
+            self.prepare([c for c in starting if renderers[c.name] == "mujoco"])
+            self.prepare_blender([c for c in starting if renderers[c.name] == "blender"])
         made = []
         try:
             for name, (zmq_on, shm_on, _) in wanted.items():
@@ -267,8 +297,10 @@ class CameraStreams:
                     camera.socket, camera.endpoint = thing
                 else:
                     camera.region = thing
-            for name, (zmq_on, shm_on, _) in wanted.items():
+            for name, (zmq_on, shm_on, renderer) in wanted.items():
                 camera = cameras[name]
+                if renderer is not None:
+                    camera.renderer = renderer
                 camera.zmq, camera.shm = bool(zmq_on and camera.socket), bool(shm_on and camera.region)
                 if not zmq_on and camera.socket is not None:
                     self._close((camera.socket, camera.endpoint))
@@ -278,13 +310,13 @@ class CameraStreams:
                     camera.region = None
                 if not camera.streaming:
                     camera.pending.clear()
-        self._last_frame = -1  # (a camera just switched on gets the state now, not the next one)
+        self._last_frame = self.blender_last_frame = -1  # (a camera switched on gets the state now)
         self._poke()
         out = {}
         for name in wanted:
             camera = cameras[name]
             entry = {"streaming": camera.streaming, "zmq": camera.zmq, "shm": camera.shm,
-                     "renderer": camera.renderer}
+                     "renderer": self.renderer_of(camera)}
             if camera.zmq:
                 entry.update(zmq_endpoint=camera.endpoint.replace("*", "127.0.0.1"), zmq_topic=camera.name)
             if camera.shm:
@@ -354,6 +386,11 @@ class CameraStreams:
     def streaming(self) -> list:
         return [c for c in self.cameras.values() if c.streaming]
 
+    @property
+    def blender_streaming(self) -> list:
+        """The streaming cameras Blender renders (on its main thread)."""
+        return [c for c in self.streaming if self.renderer_of(c) == "blender"]
+
     # --------------------------------------------------------------- states
 
     def attach(self, runner) -> None:
@@ -376,13 +413,26 @@ class CameraStreams:
                 self._offered = StateCopy.of(state)
                 self._wake.notify_all()
 
-    def capture(self, state, names, timeout: float = CAPTURE_TIMEOUT) -> dict:
+    def capture(self, state, names, timeout: float = CAPTURE_TIMEOUT, snapshot=None) -> dict:
         """include_cameras: {name: {width, height, frame_id, sim_time, dtype, data}} of
-        `state`, rendered now (on the render thread: the caller waits)."""
-        cameras = [self.find(name) for name in names]
+        `state`, rendered now (MuJoCo's on the render thread, Blender's on Blender's main
+        thread: the caller waits). `names`: a list, or {name: renderer or None};
+        `snapshot`: `state` published as a snapshot (what Blender's objects show; needed
+        when a camera is Blender's and `state` is not one)."""
+        asked = names if isinstance(names, dict) else dict.fromkeys(names)
+        cameras = [self.find(name) for name in asked]
         for camera in cameras:
-            self.check(camera)
-        frames = self._run(cameras, StateCopy.of(state), timeout)
+            self.check(camera, asked[camera.name])
+        drawn_by = {c.name: self.renderer_of(c, asked[c.name]) for c in cameras}
+        ours = [c for c in cameras if drawn_by[c.name] == "mujoco"]
+        blenders = [c for c in cameras if drawn_by[c.name] == "blender"]
+        frames = self._run(ours, StateCopy.of(state), timeout) if ours else {}
+        if blenders:
+            shot = snapshot if snapshot is not None else state
+            if int(shot.frame) != int(state.frame):
+                raise ProtocolError("internal_error",
+                                    "Blender's cameras need the state as a published snapshot")
+            frames.update(self.blender.ask(blenders, shot))
         out = {}
         for camera in cameras:
             dtype, image = pixels(frames[camera.name], camera.mode)
@@ -395,6 +445,38 @@ class CameraStreams:
         renderer that cannot start is refused before a request changes anything."""
         if any((c.width, c.height) not in self._ready for c in cameras):
             self._run(cameras, None, CAPTURE_TIMEOUT)
+
+    def prepare_blender(self, cameras) -> None:
+        """Blender's renderer tried once on `cameras` (the newest state, frames dropped):
+        an engine that cannot render here is refused before anything changes."""
+        new = [c for c in cameras if (c.name, c.width, c.height) not in self._ready]
+        if new:
+            self.blender.ask(new, None)
+            self._ready.update((c.name, c.width, c.height) for c in new)
+
+    # ------------------------------------------- Blender's frames (main thread)
+
+    def blender_due(self, now: float | None = None) -> list:
+        """(Blender's main thread) The streaming Blender cameras whose max_fps lets them
+        have a frame now."""
+        now = time.monotonic() if now is None else now
+        return [c for c in self.blender_streaming
+                if not c.delay.max_fps or now - c.rendered_at >= 1.0 / c.delay.max_fps]
+
+    def deliver(self, frames: dict, frame_id: int, sim_time: float) -> None:
+        """(Blender's main thread) {name: engine Frame} Blender rendered of state
+        `frame_id` for streaming cameras: published by this module's thread (delays,
+        transports) as its own frames are."""
+        now = time.monotonic()
+        self.blender_last_frame = max(self.blender_last_frame, int(frame_id))
+        with self._wake:
+            for name, frame in frames.items():
+                camera = self.cameras.get(name)
+                if camera is not None:
+                    camera.rendered_at = now
+                    self._delivered.append((camera, int(frame_id), float(sim_time), frame))
+            self._wake.notify_all()
+        self._start()
 
     def _run(self, cameras, state, timeout: float) -> dict:
         self._start()
@@ -425,6 +507,8 @@ class CameraStreams:
             self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        if self.blender is not None:
+            self.blender.close()  # (a request waiting for Blender's frames fails now)
         self.attach(None)
         with self._wake:
             self._stopping = True
@@ -463,6 +547,10 @@ class CameraStreams:
                         if self._jobs:
                             job = self._jobs.pop(0)
                             break
+                        if self._delivered:
+                            delivered, self._delivered = self._delivered, []
+                            job = ("delivered", delivered)
+                            break
                         state = self._newest() if self.streaming else None
                         if state is not None:
                             job = None
@@ -472,6 +560,11 @@ class CameraStreams:
                             job = state = None
                             break
                         self._wake.wait(0.05 if due is None else min(due, 0.05))
+                if job is not None and job[0] == "delivered":
+                    for camera, frame_id, sim_time, frame in job[1]:
+                        if camera.streaming:
+                            self._send(camera, frame, frame_id, sim_time, time.monotonic())
+                    continue
                 if job is not None:
                     cameras, job_state, done = job
                     if not done.set_running_or_notify_cancel():
@@ -516,27 +609,29 @@ class CameraStreams:
     def _stream(self, renderer, state) -> None:
         self._last_frame = state.frame
         now = time.monotonic()
-        cameras = [c for c in self.streaming
-                   if not c.delay.max_fps or now - c.rendered_at >= 1.0 / c.delay.max_fps]
+        cameras = [c for c in self.streaming if self.renderer_of(c) == "mujoco"
+                   and (not c.delay.max_fps or now - c.rendered_at >= 1.0 / c.delay.max_fps)]
         if not cameras:
             return
         frames = self._render(renderer, cameras, state)
-        capture = time.time()
         for camera in cameras:
             camera.rendered_at = now
-            frame = frames[camera.name]
-            payload = header(int(state.frame), float(state.time), camera.width, camera.height, capture) \
-                + pixels(frame, camera.mode)[1].tobytes()
-            delay = camera.delay
-            wait = delay.delay_s
-            if delay.jitter_s > 0:
-                low, high = delay.delay_s - delay.jitter_s, delay.delay_s + delay.jitter_s
-                wait = max(0.0, camera.rng.uniform(low, high))
-            if wait <= 0:
-                self._publish(camera, payload)
-            else:
-                base = float(state.time) if delay.clock == "sim" else now
-                camera.pending.append((base + wait, payload))
+            self._send(camera, frames[camera.name], int(state.frame), float(state.time), now)
+
+    def _send(self, camera: ServedCamera, frame, frame_id: int, sim_time: float, now: float) -> None:
+        """Publish `frame` of state (frame_id, sim_time), or keep it for its delay."""
+        payload = header(frame_id, sim_time, camera.width, camera.height, time.time()) \
+            + pixels(frame, camera.mode)[1].tobytes()
+        delay = camera.delay
+        wait = delay.delay_s
+        if delay.jitter_s > 0:
+            low, high = delay.delay_s - delay.jitter_s, delay.delay_s + delay.jitter_s
+            wait = max(0.0, camera.rng.uniform(low, high))
+        if wait <= 0:
+            self._publish(camera, payload)
+        else:
+            base = sim_time if delay.clock == "sim" else now
+            camera.pending.append((base + wait, payload))
 
     def _release(self, state) -> None:
         """Publish the delayed frames that are due (sim clock: by `state`'s time)."""

@@ -97,7 +97,8 @@ class Dispatcher:
         self.model = None  # the model the sessions were given (a recompile expires them)
         self.scene = SceneEntities(host.root_prefixes)
         # the served cameras' streams and their render thread (bridge/camera_streams.py)
-        self.cameras = cameras or CameraStreams(settings=host.camera_settings)
+        self.cameras = cameras or CameraStreams(settings=host.camera_settings, blender=host.blender_frames,
+                                                default_renderer=host.camera_renderer)
         self.shm = None  # the shared-memory transport, when the Bridge serves one (its hello fields)
         self.recordings = Recordings(self)
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
@@ -353,31 +354,53 @@ class Dispatcher:
         reply = observations.observation(op, shot, self.entities, self._level(request, session.observations))
         wanted = self._included_cameras(request)
         if wanted:  # (this state's frames, rendered off this thread: the reply waits for them)
-            reply["cameras"] = self.cameras.capture(shot, wanted)
+            snapshot = None
+            runner = self._borrowed
+            drawn_by = [self.cameras.renderer_of(self.cameras.find(name), renderer)
+                        for name, renderer in wanted.items()]
+            if runner is not None and "blender" in drawn_by:
+                snapshot = runner.publish_now()  # (what Blender's objects show: this state)
+            reply["cameras"] = self.cameras.capture(shot, wanted, snapshot=snapshot)
         return reply
 
     def _check_level(self, request: dict) -> None:
         """A bad observation level, or a camera that cannot be included, is refused
         before anything is applied."""
         self._level(request, "standard")
-        included = [self.cameras.find(name) for name in self._included_cameras(request)]
+        asked = self._included_cameras(request)
+        included = [self.cameras.find(name) for name in asked]
         for camera in included:
-            self.cameras.check(camera)
+            self.cameras.check(camera, asked[camera.name])
+        drawn_by = {c.name: self.cameras.renderer_of(c, asked[c.name]) for c in included}
         if included:
-            self.cameras.prepare(included)
+            self.cameras.prepare([c for c in included if drawn_by[c.name] == "mujoco"])
+            self.cameras.prepare_blender([c for c in included if drawn_by[c.name] == "blender"])
 
-    def _included_cameras(self, request: dict) -> list:
-        """URLab's include_cameras: true (every camera), a name, a list of names, or
-        {name: "sync" | "latest"} (both render this state)."""
+    def _included_cameras(self, request: dict) -> dict:
+        """URLab's include_cameras as {name: renderer or None (the camera's)}: true (every
+        camera), a name, a list of names, or {name: "sync" | "latest" (both render this
+        state) | {"renderer": "mujoco" | "blender"}}."""
         asked = request.get("include_cameras")
         if asked is None or asked is False:
-            return []
+            return {}
         if asked is True:
-            return list(self.cameras.cameras)
+            return dict.fromkeys(self.cameras.cameras)
         if isinstance(asked, str):
-            return [asked]
-        if isinstance(asked, (list, dict)):
-            return list(asked)
+            return {asked: None}
+        if isinstance(asked, list):
+            return dict.fromkeys(asked)
+        if isinstance(asked, dict):
+            wanted = {}
+            for name, value in asked.items():
+                if isinstance(value, dict):
+                    renderer = value.get("renderer")
+                    if renderer is not None and not isinstance(renderer, str):
+                        raise ProtocolError("bad_value", f"include_cameras[{str(name)[:60]!r}].renderer is "
+                                            "'mujoco' or 'blender'")
+                    wanted[name] = renderer
+                else:
+                    wanted[name] = None
+            return wanted
         raise ProtocolError("bad_value", "include_cameras is true, a camera name, a list of names or a map")
 
     def _send(self, runner, command, what: str):
@@ -390,6 +413,8 @@ class Dispatcher:
                 runner.run_here(command)
             except ValueError as problem:
                 raise ProtocolError("bad_value", f"{what}: {problem}") from None
+            if self.cameras.blender_streaming:  # (Blender's objects show snapshots: this state's)
+                runner.publish_now()
             state = observations.LiveState(runner)
             self.on_state(state)
             self.cameras.offer(state)
@@ -723,6 +748,8 @@ class Dispatcher:
                 zmq_on = shm_on = value
             elif isinstance(value, dict):
                 renderer = value.get("renderer")
+                if renderer is not None and not isinstance(renderer, str):
+                    raise ProtocolError("bad_value", f"cameras[{name!r}].renderer is 'mujoco' or 'blender'")
                 named = [key for key in ("zmq", "shm") if key in value]
                 if any(not isinstance(value[key], bool) for key in named):
                     raise ProtocolError("bad_value", f"cameras[{name!r}]: zmq and shm are true or false")

@@ -45,11 +45,18 @@ class Host:
     def recordings_dir(self) -> str | None:
         return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
+    blender_frames = None  # bridge/blender_frames.BlenderFrames where Blender can render (a scene's host)
+
     def camera_settings(self) -> dict:
         """{camera name: {"mode": real | depth | semantic | instance, "resolution": (w, h),
         "renderer": "mujoco" | "blender"}}: how the bridge serves a camera where it
         should differ from the MJCF (mode real, the camera's resolution, MuJoCo's renderer)."""
         return {}
+
+    def camera_renderer(self) -> str:
+        """The renderer of a camera neither the client nor camera_settings named one for
+        (read from the bridge's threads: a plain value, never Blender data)."""
+        return "mujoco"
 
 
 # <size> attributes (MjSpec fields) a served model keeps from its file

@@ -46,7 +46,8 @@ class Bridge:
         self.host = host
         self.address = address
         self.cameras = CameraStreams(address, camera_port, lambda: self.shm.directory if self.shm else None,
-                                     host.camera_settings)
+                                     host.camera_settings, blender=host.blender_frames,
+                                     default_renderer=host.camera_renderer)
         self.dispatcher = Dispatcher(host, cameras=self.cameras)
         self.stream = StateStream(self.dispatcher.scene)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
@@ -109,6 +110,8 @@ class Bridge:
         return self.hold.parked(lambda: sum(t.alive for t in threads), self.stream.wake, timeout)
 
     def stop(self) -> None:
+        if self.cameras.blender is not None:  # (a request waiting for Blender's main thread, which
+            self.cameras.blender.close()      # is the one stopping us, fails now: no deadlock)
         self._leave()
         self.running = False
         runner = self.host.runner()

@@ -1,6 +1,7 @@
 """The Scene's saved settings: the simulation's (`scene.mujoco_simulation`, with
 its option overrides), the randomization preview's (`scene.mujoco_preview`) and
-the bake's record (`scene.mujoco_bake`); the overlays' switches and the plots'
+the bake's record (`scene.mujoco_bake`), the camera dataset's (`scene.mujoco_dataset`)
+and the bridge's cameras (`scene.mujoco_bridge`); the overlays' switches and the plots'
 channels have modules of their own (overlay_settings.py, plot_settings.py).
 
 Some edits must do more than keep their value: a new Speed goes to the running
@@ -231,11 +232,36 @@ class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
                     "(empty: no textures)")
 
 
+# ------------------------------------------------------------ bridge
+
+
+class MJBLEND_PG_bridge(bpy.types.PropertyGroup):
+    """How the bridge serves the scene's cameras when a client names no renderer
+    (live/bridge_host.py reads it on the main thread)."""
+
+    camera_renderer: EnumProperty(
+        name="Camera Renderer", default="MUJOCO",
+        items=(("MUJOCO", "MuJoCo", "mujoco.Renderer on a thread of the bridge's own: what a policy trained "
+                "in MuJoCo sees, without slowing Blender"),
+               ("BLENDER", "Blender", "Blender's engine through the scene's materials and lights, on "
+                "Blender's main thread (seconds a frame for Cycles; the UI keeps at least half its time)")),
+        description="Which renderer draws the cameras a client streams or includes in a step, unless it asks "
+                    "for one")
+    camera_engine: EnumProperty(
+        name="Engine", default="BLENDER_WORKBENCH",
+        items=(("BLENDER_WORKBENCH", "Workbench", ""), ("BLENDER_EEVEE", "EEVEE", ""),
+               ("CYCLES", "Cycles", "")),
+        description="Blender's render engine for the bridge's cameras")
+    camera_samples: IntProperty(
+        name="Samples", default=0, min=0,
+        description="Cycles / EEVEE samples per pixel for the bridge's cameras (0: MJBlend's default, 16)")
+
+
 CLASSES = (OptionOverride, MJBLEND_PG_simulation, MJBLEND_PG_randomization_preview, MJBLEND_PG_bake,
-           MJBLEND_PG_dataset)
+           MJBLEND_PG_dataset, MJBLEND_PG_bridge)
 SCENE_PROPERTIES = {"mujoco_simulation": MJBLEND_PG_simulation,
                     "mujoco_preview": MJBLEND_PG_randomization_preview, "mujoco_bake": MJBLEND_PG_bake,
-                    "mujoco_dataset": MJBLEND_PG_dataset}
+                    "mujoco_dataset": MJBLEND_PG_dataset, "mujoco_bridge": MJBLEND_PG_bridge}
 
 
 def register():

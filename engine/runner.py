@@ -284,6 +284,14 @@ class Runner:
         if self.clock() - self._published_at >= self.interval:
             self._publish()
 
+    def publish_now(self) -> snapshots.Snapshot:
+        """The borrower (or an inline caller): the state now as the newest snapshot,
+        published whatever the display's rate (Blender's renderer draws what the
+        objects show, and they show snapshots). Nothing published if it is already."""
+        if self._dirty or self._latest.frame != self._frame:
+            self._publish()
+        return self._latest
+
     @property
     def frame(self) -> int:
         """The id of the state now (the newest snapshot's, or past it while lent)."""

@@ -26,24 +26,38 @@ scene's SceneSession (`owner.bridge`):
 
 It ends with its scene's session (file load, undo, redo, add-on disable) and
 whenever its simulation ends (stop, a bake that keeps a recording, ...).
+
+Cameras a client asks Blender's renderer for (or all of them, when the scene's
+Bridge setting says Blender) are rendered on the main thread, by `serve_cameras`,
+which `watch` calls: the bridge's threads put asks on `SceneHost.blender_frames`
+(bridge/blender_frames.py) and wait; streaming cameras get the newest snapshot
+rendered. The scene shows the snapshot rendered (`LiveSimulation.show_snapshot`),
+so the frame's id and time are its. At most `blender_frames.SHARE` of the main
+thread's time goes to these renders.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 
 import bpy
 
+from ..bridge.blender_frames import BlenderFrames
+from ..bridge.camera_streams import KINDS
 from ..bridge.host import Host, prefix_of
+from ..engine import cameras as engine_cameras
 from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import scene_session, simulation
+from . import blender_camera, scene_session, simulation
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
+CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
 
 
 class BridgeError(MJBlendError):
@@ -54,12 +68,25 @@ class BridgeError(MJBlendError):
 class SceneHost(Host):
     """One scene's simulation as the bridge serves it."""
 
-    def __init__(self, scene, live: simulation.LiveSimulation, remote_stop: bool = False):
+    def __init__(self, scene, live: simulation.LiveSimulation, remote_stop: bool = False,
+                 cameras: dict | None = None):
+        """`cameras`: Host.camera_settings (a script's per-camera mode, resolution, renderer)."""
         self.scene = scene  # (main thread only)
         self.name = scene.name
         self.remote_stop = remote_stop  # headless serving only: a client may stop it
         self.live = live
         self._recordings = recordings_folder()
+        self._cameras = dict(cameras or {})
+        self.blender_frames = BlenderFrames()
+        self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
+        self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
+        self.read_settings()
+
+    def read_settings(self) -> None:
+        """(Main thread) The scene's Bridge settings as plain values the bridge's threads read."""
+        settings = self.scene.mujoco_bridge
+        self.renderer = "blender" if settings.camera_renderer == "BLENDER" else "mujoco"
+        self.engine, self.samples = settings.camera_engine, settings.camera_samples or None
 
     def follow(self, live: simulation.LiveSimulation) -> None:
         """(Main thread) Serve `live` from now on (the scene's simulation restarted)."""
@@ -90,6 +117,12 @@ class SceneHost(Host):
 
     def recordings_dir(self) -> str:
         return self._recordings
+
+    def camera_settings(self) -> dict:
+        return self._cameras
+
+    def camera_renderer(self) -> str:
+        return self.renderer
 
 
 def recordings_folder() -> str:
@@ -143,10 +176,13 @@ def transports_of(choice: str) -> tuple[str, ...]:
 
 def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_port: int = 5555,
           transports=("zmq",), remote_stop: bool = False, stream_rate: float | None = None,
-          prefs: preferences.Settings | None = None, camera_port: int = 5558) -> Served:
+          prefs: preferences.Settings | None = None, camera_port: int = 5558, cameras: dict | None = None
+          ) -> Served:
     """(Main thread) Serve `scene`'s simulation (started if none runs), replacing any
     bridge already running. BridgeError if it cannot (the message says why).
-    `camera_port`: the first port a streaming camera's PUB tries (URLab's 5558, up to 9 more)."""
+    `camera_port`: the first port a streaming camera's PUB tries (URLab's 5558, up to 9 more);
+    `cameras`: {camera name: {"mode", "resolution", "renderer"}} where a camera is served
+    otherwise than its MJCF and the scene's Bridge setting say (scripts)."""
     stop()
     try:  # (pyzmq and msgpack are bundled with the extension; a development checkout may lack them)
         from ..bridge.server import Bridge
@@ -161,7 +197,7 @@ def start(scene, address: str = "127.0.0.1", request_port: int = 5559, state_por
         live = served_simulation(scene, prefs)
     except simulation.SimulationError as error:
         raise BridgeError(str(error), error.objects) from None
-    host = SceneHost(scene, live, remote_stop)
+    host = SceneHost(scene, live, remote_stop, cameras)
     try:
         bridge = Bridge(host, address, request_port, state_port, transports, stream_rate=stream_rate,
                         camera_port=camera_port)
@@ -213,7 +249,8 @@ def status() -> dict | None:
             "shm": bridge.shm is not None, "mode": state.mode, "sessions": state.sessions,
             "requests": state.requests, "errors": state.errors, "last_op": state.last_op,
             "last_error": state.last_error, "published": bridge.stream.published,
-            "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set()}
+            "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set(),
+            "camera_problem": served.host.camera_problem}
 
 
 def is_local(address: str) -> bool:
@@ -254,11 +291,90 @@ def watch() -> float | None:
             return None
         host.follow(live)
         served.bridge.follow(live.runner)
+    host.read_settings()
+    wait = serve_cameras(served)
     requests = served.bridge.dispatcher.status.requests
     if requests != served.requests_seen and not bpy.app.background:
         served.requests_seen = requests
         views.redraw()
+    if wait is not None:
+        return min(WATCH_INTERVAL, max(wait, 0.001))
+    if host.renderer == "blender" or host.blender_frames.asked:
+        return CAMERA_INTERVAL  # (clients use Blender's frames: an ask waits for the next look)
     return WATCH_INTERVAL
+
+
+# ------------------------------------------------------------ Blender's frames
+
+
+def serve_cameras(served: Served | None = None) -> float | None:
+    """(Main thread; `watch` calls it) Blender's frames for the bridge: the oldest ask
+    a bridge thread waits on, else the newest snapshot for the streaming Blender
+    cameras that are due (their max_fps); one batch a call, within the main thread's
+    share (blender_frames.SHARE). Seconds until it has more to do (None: nothing)."""
+    served = served or current()
+    if served is None:
+        return None
+    host, streams = served.host, served.bridge.cameras
+    frames = host.blender_frames
+    if not frames.waiting and not streams.blender_streaming:
+        return None
+    left = frames.wait_left()
+    if left > 0:
+        return left
+    started = time.perf_counter()
+    ask = frames.take()
+    if ask is not None:
+        try:
+            rendered, _shot = _render(host, ask.cameras, ask.snapshot)
+        except BaseException as problem:  # noqa: BLE001 -- the waiting bridge thread reports it
+            ask.future.set_exception(problem)
+        else:
+            ask.future.set_result(rendered)
+        frames.rendered(time.perf_counter() - started)
+        return 0.0
+    due = streams.blender_due()
+    live = host.live
+    shot = live.runner.latest if live is not None and live.runner is not None else None
+    if not due or shot is None or shot.frame <= streams.blender_last_frame or shot.model is not streams.model:
+        return CAMERA_INTERVAL
+    try:
+        rendered, shot = _render(host, due, shot)
+    except engine_cameras.CameraError as problem:  # (the client was told at set_camera_streaming)
+        streams.blender_last_frame = shot.frame  # (not this state again)
+        if str(problem) != host.camera_problem:
+            print(f"MJBlend bridge: a camera frame was not rendered: {problem}")
+        host.camera_problem = str(problem)
+    else:
+        host.camera_problem = ""
+        streams.deliver(rendered, shot.frame, shot.time)
+    frames.rendered(time.perf_counter() - started)
+    return CAMERA_INTERVAL
+
+
+def _render(host: SceneHost, cameras, shot) -> tuple[dict, object]:
+    """({name: Frame}, the snapshot shown) of `cameras` (bridge ServedCameras) by
+    Blender, the scene showing snapshot `shot` (None: the newest)."""
+    live = host.live
+    if live is None or live.runner is None:
+        raise engine_cameras.CameraError("The served simulation ended before its cameras were rendered")
+    shot = shot if shot is not None else live.runner.latest
+    if not live.show_snapshot(shot):
+        raise engine_cameras.CameraError("The simulation recompiled (an edit in Blender) before its cameras "
+                                         "were rendered: ask again")
+    if live.display.fast_now:
+        raise engine_cameras.CameraError(
+            "Blender's renderer draws the scene's objects, which the Fast display hides while the simulation "
+            "plays: set the scene's simulation Display to Objects (Simulation panel), or pause")
+    out = {}
+    for camera in cameras:
+        try:
+            frame = blender_camera.render(host.scene, camera.name, (KINDS[camera.mode],), camera.width,
+                                          camera.height, host.engine, host.samples)
+        except blender_camera.BlenderRenderError as problem:  # (the bridge says renderer_unavailable)
+            raise engine_cameras.RendererUnavailable(str(problem)) from None
+        out[camera.name] = dataclasses.replace(frame, frame_id=int(shot.frame), sim_time=float(shot.time))
+    return out, shot
 
 
 def unregister():

@@ -323,6 +323,21 @@ class LiveSimulation:
             self.lost_objects()  # (its compile shows the new binding)
         return True
 
+    def show_snapshot(self, shot) -> bool:
+        """Show snapshot `shot` now, latest or not (Blender's renderer draws the very state
+        a bridge client stepped; the next `show` shows the latest again). False if it is
+        of another model than the one bound."""
+        if shot.model is not self.model:
+            return False
+        if shot.frame != self._shown_frame:
+            self._shown_frame = shot.frame
+            try:
+                self.display.show(shot, self.binding, self.held, self.settings.display)
+            except ReferenceError:
+                self.lost_objects()
+                return False
+        return True
+
     # ----------------------------------------------------- deleted objects
 
     def deleted(self) -> list[str]:

@@ -357,6 +357,13 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
             sub.prop(prefs, "bridge_request_port")
             sub.prop(prefs, "bridge_state_port")
             col.prop(prefs, "bridge_transport", text="")
+        cameras = context.scene.mujoco_bridge
+        col = layout.column()
+        col.prop(cameras, "camera_renderer", text="Cameras")
+        if cameras.camera_renderer == "BLENDER":
+            col.prop(cameras, "camera_engine")
+            if cameras.camera_engine != "BLENDER_WORKBENCH":
+                col.prop(cameras, "camera_samples")
         address = info["address"] if info else prefs.bridge_address
         if not bridge_host.is_local(address):
             warning = layout.column(align=True)
@@ -383,6 +390,11 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
                 err.label(text=line)
         box.label(text=f"Snapshots streamed: {info['published']:,}")
         box.label(text=f"Snapshots dropped: {info['dropped']:,}")
+        if info.get("camera_problem"):
+            err = box.column(align=True)
+            err.alert = True
+            for line in textwrap.wrap(f"Camera: {info['camera_problem']}", 34)[:4]:
+                err.label(text=line)
 
 
 class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):

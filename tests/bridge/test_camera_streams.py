@@ -348,12 +348,24 @@ def test_a_resolution_beyond_the_cap_is_a_clear_error_that_changes_nothing(serve
     assert ok["op"] == "step_ok" and ok["cameras"]["arm_eye"]["width"] == 64
 
 
-def test_blenders_renderer_is_refused_clearly_for_now(serve, arm):
+def test_a_model_host_refuses_blenders_renderer_clearly(serve, arm):
+    """No Blender behind a ModelHost: "blender" is refused, in streaming and in a step's
+    include_cameras, naming what to do; nothing changes (no stream, no step)."""
     served = serve_arm(serve, arm)
     client = served.client()
     reply = client.call("set_camera_streaming", cameras={"arm_eye": {"zmq": True, "renderer": "blender"}})
     assert reply["code"] == "unsupported" and "renderer 'mujoco'" in reply["message"], reply
+    assert "no Blender" in reply["message"] and "arm_eye" in reply["message"]
     assert not served.bridge.cameras.streaming
+    assert client.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+    before = client.call("get_state")["time"]
+    reply = client.call("step", n_steps=2, include_cameras={"arm_eye": {"renderer": "blender"}})
+    assert reply["code"] == "unsupported" and "no Blender" in reply["message"], reply
+    assert client.call("get_state")["time"] == before
+    reply = client.call("set_camera_streaming", cameras={"arm_eye": {"zmq": True, "renderer": "pixar"}})
+    assert reply["code"] == "bad_value" and "'pixar'" in reply["message"], reply
+    ok = client.call("step", n_steps=1, include_cameras={"arm_eye": {"renderer": "mujoco"}})
+    assert ok["op"] == "step_ok" and ok["cameras"]["arm_eye"]["width"] == 64
 
 
 def test_a_subscriber_that_never_reads_does_not_slow_the_simulation(serve, arm):
