@@ -7,7 +7,7 @@ runs in reverse, so a disable leaves nothing behind.
 import bpy
 
 from ..authoring import edits
-from ..components import overlay_settings, plot_settings, properties, scene_settings
+from ..components import camera_preview_settings, overlay_settings, plot_settings, properties, scene_settings
 from ..live import simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
@@ -17,6 +17,7 @@ from ..operators import dataset as dataset_operators
 from ..operators import plots as plot_operators
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
 from ..ui.overlays import draw as overlay_draw, popover as overlay_popover
+from ..ui.camera_preview import draw as camera_preview_draw
 from ..ui.plots import draw as plot_draw
 from . import batch_export, dataset_command, handlers, serve
 
@@ -42,8 +43,8 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
              + group_operators.CLASSES + dataset_operators.CLASSES)
 # (the saved property groups first, then what reacts to their edits (simulation_settings);
 # overlay_popover before sidebar: the header's Play / Pause button stays its last item)
-MODULES = (properties, scene_settings, overlay_settings, plot_settings, simulation_settings,
-           _Classes(plot_operators.CLASSES), plot_draw,
+MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_preview_settings,
+           simulation_settings, _Classes(plot_operators.CLASSES), plot_draw, camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, menus, add_menu, handlers, keymaps, overlay_draw, edits,
            serve, batch_export, dataset_command)

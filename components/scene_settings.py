@@ -55,6 +55,13 @@ class Reactions:
     def plots_changed(self, edited) -> None:
         """A plot setting changed (`edited`: the plots' group, or one of its channels)."""
 
+    def camera_preview_changed(self, settings) -> None:
+        """A camera preview setting changed (camera_preview_settings.py)."""
+
+    def camera_names(self, scene) -> list | None:
+        """The cameras of the scene's running model (None: it does not simulate)."""
+        return None
+
 
 _reactions = Reactions()
 

@@ -392,10 +392,12 @@ class RenderWorker:
     second it made over the last second or so. A request's error (unknown camera,
     size) is raised by `request` itself; a renderer that fails later is kept in `error`."""
 
-    def __init__(self, source, name: str = "MJBlend cameras", max_geom: int = 10000):
+    def __init__(self, source, name: str = "MJBlend cameras", max_geom: int = 10000, renderer=None):
         self.source = source
         self.name = name
         self.max_geom = max_geom
+        # what draws: CameraRenderer's interface (engine/render_process.ProcessRenderer: in a child process)
+        self.make_renderer = renderer or CameraRenderer
         self.error: BaseException | None = None
         self._request: Request | None = None
         self._request_id = 0
@@ -498,7 +500,7 @@ class RenderWorker:
                 if renderer is None or renderer.model is not snapshot.model:
                     if renderer is not None:
                         renderer.close()
-                    renderer = CameraRenderer(snapshot.model, self.max_geom)
+                    renderer = self.make_renderer(snapshot.model, self.max_geom)
                 frames = []
                 for which in request.cameras:
                     frame = renderer.render(snapshot, which, request.kinds, request.width, request.height)

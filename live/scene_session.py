@@ -4,8 +4,9 @@ A .blend holds only what can be saved. What MJBlend knows about a scene beside
 that lives here, outside bpy data, in one object per scene (as MolecularNodes'
 session): the scan cache, the authored poses held while a simulation moves
 objects, the last validation, the live simulation (live/simulation.py), the
-randomization preview (live/randomization_preview.py), the bridge serving the
-scene (live/bridge_host.py) and the viewport's drawing caches (ui/overlays).
+randomization preview (live/randomization_preview.py), the camera preview
+(live/camera_preview.py), the bridge serving the scene (live/bridge_host.py) and
+the viewport's drawing caches (ui/overlays).
 
 Each part has one way to go: `suspend` / `resume` around a save (the file gets
 the authored poses and no instancer), `end` on file load, undo, redo, scene
@@ -37,6 +38,7 @@ class SceneSession:
         self.simulation: LiveSimulation | None = None
         self.preview = None  # live.randomization_preview.RandomizationPreview, while one runs
         self.bridge = None  # live.bridge_host.Served, while a bridge serves this scene
+        self.camera_preview = None  # live.camera_preview.CameraPreview, while a camera preview runs
         # the viewport's caches of what it drew (ui/overlays: layers.py and draw.py)
         self.overlay_layers = None
         self.overlay_batches = None
@@ -51,6 +53,9 @@ class SceneSession:
                 raise SimulationError("The randomization preview is running: stop it (Sidebar > MuJoCo > "
                                       "Randomization Preview) before simulating the scene")
             self.simulation = LiveSimulation(self, prefs or preferences.DEFAULTS, **options)
+            if self.scene.mujoco_camera_preview.enabled:
+                from . import camera_preview  # (it imports this module)
+                camera_preview.wake()
         return self.simulation
 
     def end_simulation(self, live: LiveSimulation, restore: bool = True) -> bool:
@@ -60,6 +65,8 @@ class SceneSession:
         (its scans and validation are still good). False if the thread would not end."""
         if self.bridge is not None and self.bridge.host.live is live:
             self.end_bridge()
+        if self.camera_preview is not None and self.camera_preview.live is live:
+            self.end_camera_preview()  # (its render thread reads the runner's snapshots)
         ended = live.end(restore)
         if self.simulation is live:
             self.simulation = None
@@ -79,6 +86,15 @@ class SceneSession:
     def end_preview(self) -> bool:
         """End the randomization preview (its instancer removed); False if none ran."""
         preview, self.preview = self.preview, None
+        if preview is None:
+            return False
+        preview.close()
+        return True
+
+    def end_camera_preview(self) -> bool:
+        """End the camera preview: its render thread joined (its GL context freed), its
+        image removed. False if none ran."""
+        preview, self.camera_preview = self.camera_preview, None
         if preview is None:
             return False
         preview.close()
@@ -106,6 +122,10 @@ class SceneSession:
         forgotten: the next use of the scene starts anew."""
         self.end_bridge()
         self.end_preview()
+        try:
+            self.end_camera_preview()
+        except ReferenceError:  # (its image went with the file)
+            self.camera_preview = None
         if self.simulation is not None:
             self.end_simulation(self.simulation, restore)
         self.held.clear()

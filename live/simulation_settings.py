@@ -16,7 +16,8 @@ from bpy.props import FloatProperty
 from ..components import scene_settings
 from ..engine import commands
 from ..sync import views
-from . import groups as live_groups, randomization_preview, scene_session
+from ..engine import cameras
+from . import camera_preview, groups as live_groups, randomization_preview, scene_session
 from .simulation import SHOW_WAIT
 
 
@@ -62,6 +63,20 @@ class LiveReactions(scene_settings.Reactions):
     def plots_changed(self, edited):
         views.redraw()
 
+    def camera_preview_changed(self, settings):
+        scene = settings.id_data
+        if isinstance(scene, bpy.types.Scene):
+            camera_preview.update(scene)  # (switched off: its thread ends now)
+            if settings.enabled:
+                camera_preview.wake()
+            views.redraw()
+
+    def camera_names(self, scene):
+        running = scene_session.simulation(scene)
+        if running is None or running.model is None:
+            return None
+        return [cam.name for cam in cameras.cameras(running.model)]
+
 
 def _control_get(obj):
     running, index = _actuator(obj)
@@ -106,5 +121,6 @@ def register():
 
 
 def unregister():
+    camera_preview.unregister()
     del bpy.types.Object.mujoco_ctrl
     scene_settings.disconnect()

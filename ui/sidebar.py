@@ -15,6 +15,7 @@ from ..live import bridge_host, randomization_preview, scene_session
 from ..scene import preferences
 from ..authoring import validation
 from ..sync import timeline
+from .camera_preview import panel as camera_panel
 from .plots import panel as plots_panel
 
 MAX_ROWS = 64
@@ -438,8 +439,8 @@ class MJBLEND_PT_randomization_preview(_SidebarPanel, bpy.types.Panel):
 # (the order of the tab's panels; the Bridge panel last: tests/gui/bridge_window.py finds it there)
 CLASSES = (MJBLEND_PT_simulation, MJBLEND_PT_controls, MJBLEND_PT_joints, MJBLEND_PT_sensors,
            MJBLEND_PT_overrides, MJBLEND_PT_timeline, MJBLEND_PT_camera_dataset, MJBLEND_PT_model,
-           MJBLEND_UL_keyframes,
-           MJBLEND_PT_keyframes, *plots_panel.CLASSES, MJBLEND_PT_randomization_preview, MJBLEND_PT_bridge)
+           MJBLEND_UL_keyframes, MJBLEND_PT_keyframes, *plots_panel.CLASSES, *camera_panel.CLASSES,
+           MJBLEND_PT_randomization_preview, MJBLEND_PT_bridge)
 
 
 def register():

@@ -31,7 +31,8 @@ STAGES = ["blender_compat", "engine", "bridge", "batch", "components", "scene", 
 BLENDER_FREE = {"engine", "bridge", "batch"}
 ONLY_APP_IMPORTS = {"ui", "operators"}
 BLENDER_ALLOWED_IN_COMPONENTS = {"components/properties.py", "components/scene_settings.py",
-                                 "components/overlay_settings.py", "components/plot_settings.py"}
+                                 "components/overlay_settings.py", "components/plot_settings.py",
+                                 "components/camera_preview_settings.py"}
 # beside the engine, the bpy-free packages use only the engine
 BPY_FREE_MAY_IMPORT = {"engine": {"engine"}, "bridge": {"engine", "bridge"}, "batch": {"engine", "batch"}}
 NEVER_IMPORTS = {"scan": {"bridge"}}  # lower stages a stage must not import all the same
@@ -49,6 +50,8 @@ RUNTIME_REGISTRIES = {
     "ui/overlays/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
     "ui/overlays/labels.py:_atlases": "GPU textures of label texts, shared by every scene",
     "operators/plots.py:_items": "enum item strings Blender keeps pointers to",
+    "components/camera_preview_settings.py:_items": "enum item strings Blender keeps pointers to",
+    "ui/camera_preview/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
 }
 EMPTY_CONTAINERS = {"dict", "list", "set", "WeakKeyDictionary", "WeakValueDictionary", "OrderedDict",
                     "defaultdict", "deque"}
