@@ -18,7 +18,7 @@ from ..engine import cameras, dataset
 from ..live import camera_dataset
 from ..scene import preferences
 from ..scene.errors import MJBlendError, report_error
-from .runner_wait import redraw
+from .runner_wait import end_progress
 
 ERRORS = (MJBlendError, OSError)
 FIELDS = (
@@ -192,12 +192,7 @@ class MUJOCO_OT_render_dataset(bpy.types.Operator):
         self._end(context)
 
     def _end(self, context):
-        manager = context.window_manager
-        manager.event_timer_remove(self._timer)
-        manager.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
-        redraw(context)
+        end_progress(context, self._timer)
 
     def _done(self, job) -> set:
         cams = ", ".join(job.settings.cameras)

@@ -74,12 +74,17 @@ class RunnerWait:
             context.workspace.status_text_set(f"{text}. Esc or right-click cancels")
 
     def end_wait(self, context) -> None:
-        manager = context.window_manager
-        manager.event_timer_remove(self._timer)
-        manager.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
-        redraw(context)
+        end_progress(context, self._timer)
+
+
+def end_progress(context, timer) -> None:
+    """A modal job's end in the window: its timer, progress and status text gone."""
+    manager = context.window_manager
+    manager.event_timer_remove(timer)
+    manager.progress_end()
+    if context.workspace is not None:
+        context.workspace.status_text_set(None)
+    redraw(context)
 
 
 def redraw(context, properties: bool = True):
