@@ -14,6 +14,8 @@ examples/desk_toys.xml. Writes to --out (default: the repository root):
 - demo.mp4: the first --movie-seconds baked into the timeline from the
   reference pose (qpos0) and rendered as an animation (H.264 in MPEG-4; another
   codec the bpy module has if it lacks that one, and then another extension);
+- demo_dataset/: the bake's first frames seen by every MuJoCo camera of the model
+  (docs/index.md, "Camera datasets");
 - demo.blend: the authored model with that bake, the movie's camera and render
   settings (Play shows the simulation, Render Animation writes the movie
   again, Clear Bake leaves the authored model alone: a bake never changes it).
@@ -26,12 +28,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import shutil
 import sys
 import time
 
-import bpy
-import mujoco
+# MuJoCo reads MUJOCO_GL at its first import, here before the add-on's own choice
+# (engine/gl_backend.py): ask for the same, EGL, for the camera dataset's renderer.
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import bpy  # noqa: E402
+import mujoco  # noqa: E402
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,6 +55,7 @@ MOVIE_FORMATS = (("MPEG4", "H264", ".mp4"), ("MPEG4", "MPEG4", ".mp4"), ("OGG", 
                  ("AVI", "PNG", ".avi"))
 PICTURE_TOLERANCE = 1e-4  # m: MuJoCo's run vs the simulated state in the picture
 BAKE_TOLERANCE = 1e-5  # m: MuJoCo's run vs the baked keys
+DATASET_FRAMES = 6  # frames of the bake rendered into demo_dataset/
 
 
 def load_render_helpers():
@@ -239,6 +248,20 @@ def main(argv) -> int:
     print(f"largest baked body position difference from MuJoCo's own run of the file "
           f"(frames {', '.join(map(str, checked))}): {bake_error:.2e} m")
 
+    # A camera dataset of the bake's first frames from every MuJoCo camera of the model:
+    # what a vision pipeline reads (RGB, depth, segmentation, intrinsics, extrinsics, states).
+    folder = os.path.join(args.out, "demo_dataset")
+    shutil.rmtree(folder, ignore_errors=True)
+    last_frame = min(last, first + DATASET_FRAMES - 1)
+    started_dataset = time.perf_counter()
+    bpy.ops.mujoco.render_dataset(directory=folder, frame_start=first, frame_end=last_frame)
+    with open(os.path.join(folder, "manifest.json")) as file:
+        manifest = json.load(file)
+    written = len(manifest["frames"])
+    dataset_ok = manifest["complete"] and written == last_frame - first + 1
+    print(f"rendered {folder}: {written} frames x {len(manifest['cameras'])} cameras with MuJoCo's "
+          f"renderer in {time.perf_counter() - started_dataset:.1f} s")
+
     movie_width, movie_height = size(args.movie_size)
     scene.render.resolution_x, scene.render.resolution_y = movie_width, movie_height
     lo, hi = motion_bbox(render, scene, collection, range(first, last + 1, max(1, args.fps // 4)))
@@ -267,7 +290,8 @@ def main(argv) -> int:
         (f"the picture's state is off MuJoCo's by more than {PICTURE_TOLERANCE:g} m",
          error >= PICTURE_TOLERANCE),
         (f"the bake is off MuJoCo's by more than {BAKE_TOLERANCE:g} m", bake_error >= BAKE_TOLERANCE),
-        ("the movie's frame count is not the bake's", not movie_ok)) if bad]
+        ("the movie's frame count is not the bake's", not movie_ok),
+        ("the camera dataset is incomplete", not dataset_ok)) if bad]
     for what in failed:
         print(f"FAILED: {what}")
     return 1 if failed else 0
