@@ -25,7 +25,6 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from ..engine import cameras
 from ..engine.errors import MJBlendError
 from .pool import BatchError, BatchPool
 from .parameters import Draws
@@ -233,9 +232,10 @@ def _model_bytes(model: mujoco.MjModel) -> bytes:
 def _ship_by_value(ray) -> None:
     """Actors get this package's code inside their pickles instead of importing it,
     so a worker needs no copy of MJBlend (whose package name differs between a test
-    and a Blender extension); with it the engine modules this package uses: the
-    errors (the base of its errors) and the cameras (its images)."""
-    for module in (sys.modules[__package__], sys.modules[MJBlendError.__module__], cameras):
+    and a Blender extension); with it the engine package, whose modules this package
+    uses (the errors, the base of its errors; the cameras, its images; and theirs)."""
+    engine = sys.modules[MJBlendError.__module__.rpartition(".")[0]]
+    for module in (sys.modules[__package__], engine):
         ray.cloudpickle.register_pickle_by_value(module)
 
 

@@ -66,6 +66,16 @@ class CameraError(MJBlendError, ValueError):
     model's offscreen buffer, an unknown image kind."""
 
 
+# MuJoCo's rendering context cannot be made again in a process where making it failed
+# once (mjr_makeContext raised FatalError, e.g. MUJOCO_GL=glfw without a display): a second
+# try aborts the process (libc++: "__cxa_guard_acquire detected recursive initialization").
+# The first such failure's message is kept here (the backend is the process's) and raised
+# again instead of trying.
+_context_failed: list[str] = []
+NO_RETRY = ("MuJoCo cannot make a rendering context again in this process after it failed: "
+            "restart it with another MUJOCO_GL.")
+
+
 class RendererUnavailable(MJBlendError, RuntimeError):
     """MuJoCo's renderer cannot start here (no OpenGL context of the backend MUJOCO_GL names)."""
 
@@ -280,10 +290,15 @@ class CameraRenderer:
         if key in self._renderers:
             return self._renderers[key]
         check_size(self.model, cam, width, height)
+        if _context_failed:
+            raise RendererUnavailable(_context_failed[0])
         try:
             renderer = mujoco.Renderer(self.model, height, width, max_geom=self.max_geom)
         except ValueError as exc:  # (the size was checked: this is MuJoCo's own refusal)
             raise CameraError(f"Camera '{cam.name}': {exc}") from exc
+        except mujoco.FatalError as exc:  # mjr_makeContext failed: never call it again here
+            _context_failed.append(f"{renderer_unavailable(exc)} {NO_RETRY}")
+            raise RendererUnavailable(_context_failed[0]) from exc
         except Exception as exc:  # noqa: BLE001 -- any backend failure: no GL context here
             raise renderer_unavailable(exc) from exc
         self._renderers[key] = renderer
