@@ -187,6 +187,15 @@ class MJBLEND_PG_bake(bpy.types.PropertyGroup):
 DATASET_KINDS = (("rgb", "RGB", "Colour, PNG"),
                  ("depth", "Depth", "Metres along the view axis, float32 .npy"),
                  ("segmentation", "Segmentation", "Element ids, 16-bit PNG, with the id -> element table"))
+DATASET_RENDERERS = (
+    ("MUJOCO", "MuJoCo", "mujoco.Renderer from each frame's state: what a policy trained in MuJoCo sees"),
+    ("BLENDER", "Blender", "Blender's engine through the scene's materials and lights, posed at the frame"))
+# Blender's render engines a MuJoCo camera can be drawn with (live/blender_camera.py)
+BLENDER_ENGINES = (("BLENDER_WORKBENCH", "Workbench", ""), ("BLENDER_EEVEE", "EEVEE", ""),
+                   ("CYCLES", "Cycles", ""))
+DATASET_RANDOMIZE = (("NONE", "None", "The scene's own look"),
+                     ("FRAME", "Per Frame", "A new draw every frame"),
+                     ("DATASET", "Per Dataset", "One draw for the whole dataset (an episode)"))
 
 
 class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
@@ -201,18 +210,10 @@ class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
         description="MuJoCo cameras to render, comma-separated names (empty: every camera)")
     kinds: EnumProperty(name="Images", items=DATASET_KINDS, options={"ENUM_FLAG"},
                         default={"rgb", "depth", "segmentation"}, description="Images per frame and camera")
-    renderer: EnumProperty(
-        name="Renderer", default="MUJOCO",
-        items=(("MUJOCO", "MuJoCo", "mujoco.Renderer from each frame's state: what a policy trained in "
-                "MuJoCo sees"),
-               ("BLENDER", "Blender", "Blender's engine through the scene's materials and lights, posed at "
-                "the frame")),
-        description="Which renderer draws the frames")
-    engine: EnumProperty(
-        name="Engine", default="BLENDER_WORKBENCH",
-        items=(("BLENDER_WORKBENCH", "Workbench", ""), ("BLENDER_EEVEE", "EEVEE", ""),
-               ("CYCLES", "Cycles", "")),
-        description="Blender's render engine (renderer Blender)")
+    renderer: EnumProperty(name="Renderer", default="MUJOCO", items=DATASET_RENDERERS,
+                           description="Which renderer draws the frames")
+    engine: EnumProperty(name="Engine", default="BLENDER_WORKBENCH", items=BLENDER_ENGINES,
+                         description="Blender's render engine (renderer Blender)")
     samples: IntProperty(name="Samples", default=0, min=0,
                          description="Cycles / EEVEE samples per pixel (0: the scene's)")
     width: IntProperty(name="Width", default=0, min=0,
@@ -220,9 +221,7 @@ class MJBLEND_PG_dataset(bpy.types.PropertyGroup):
     height: IntProperty(name="Height", default=0, min=0,
                         description="Image height (0: each camera's resolution)")
     randomize: EnumProperty(
-        name="Randomize", default="NONE",
-        items=(("NONE", "None", "The scene's own look"), ("FRAME", "Per Frame", "A new draw every frame"),
-               ("DATASET", "Per Dataset", "One draw for the whole dataset (an episode)")),
+        name="Randomize", default="NONE", items=DATASET_RANDOMIZE,
         description="Visual randomization: materials' colours and roughness, lights' strength and direction")
     seed: IntProperty(name="Seed", default=0, min=0,
                       description="The randomization's seed (same seed, same draws)")
@@ -248,9 +247,7 @@ class MJBLEND_PG_bridge(bpy.types.PropertyGroup):
         description="Which renderer draws the cameras a client streams or includes in a step, unless it asks "
                     "for one")
     camera_engine: EnumProperty(
-        name="Engine", default="BLENDER_WORKBENCH",
-        items=(("BLENDER_WORKBENCH", "Workbench", ""), ("BLENDER_EEVEE", "EEVEE", ""),
-               ("CYCLES", "Cycles", "")),
+        name="Engine", default="BLENDER_WORKBENCH", items=BLENDER_ENGINES,
         description="Blender's render engine for the bridge's cameras")
     camera_samples: IntProperty(
         name="Samples", default=0, min=0,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 
-from ..components.scene_settings import DATASET_KINDS
+from ..components.scene_settings import BLENDER_ENGINES, DATASET_KINDS, DATASET_RANDOMIZE, DATASET_RENDERERS
 from ..engine import cameras, dataset
 from ..live import camera_dataset
 from ..scene import preferences
@@ -74,22 +74,12 @@ class MUJOCO_OT_render_dataset(bpy.types.Operator):
     kinds: EnumProperty(
         name="Images", items=DATASET_KINDS, options={"ENUM_FLAG"}, default={"rgb", "depth", "segmentation"}
     )
-    renderer: EnumProperty(name="Renderer", items=(("MUJOCO", "MuJoCo", ""), ("BLENDER", "Blender", "")))
-    engine: EnumProperty(
-        name="Engine",
-        items=(
-            ("BLENDER_WORKBENCH", "Workbench", ""),
-            ("BLENDER_EEVEE", "EEVEE", ""),
-            ("CYCLES", "Cycles", ""),
-        ),
-    )
+    renderer: EnumProperty(name="Renderer", items=DATASET_RENDERERS)
+    engine: EnumProperty(name="Engine", items=BLENDER_ENGINES)
     samples: IntProperty(name="Samples", min=0, description="0: the scene's")
     width: IntProperty(name="Width", min=0, description="0: each camera's resolution")
     height: IntProperty(name="Height", min=0, description="0: each camera's resolution")
-    randomize: EnumProperty(
-        name="Randomize",
-        items=(("NONE", "None", ""), ("FRAME", "Per Frame", ""), ("DATASET", "Per Dataset", "")),
-    )
+    randomize: EnumProperty(name="Randomize", items=DATASET_RANDOMIZE)
     seed: IntProperty(name="Seed", min=0)
     textures: StringProperty(name="Textures", subtype="DIR_PATH",
                              description="A folder of images (empty: none)")
