@@ -29,6 +29,7 @@ import addon_loader  # noqa: E402,F401  (links the add-on as `mjblend`, as the t
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
+from camera_bench import draw  # noqa: E402  (bench/, this script's folder)
 from mjblend.batch import BatchPool  # noqa: E402
 
 HUMANOID = os.path.join(ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid", "humanoid.xml")
@@ -42,14 +43,7 @@ def bare(model, states, camera, kinds, width, height, renderer) -> float:
         mujoco.mj_setState(model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
         mujoco.mj_forward(model, data)
         renderer.update_scene(data, camera)
-        for kind in kinds:
-            if kind == "depth":
-                renderer.enable_depth_rendering()
-            elif kind == "segmentation":
-                renderer.enable_segmentation_rendering()
-            renderer.render()
-        renderer.disable_depth_rendering()
-        renderer.disable_segmentation_rendering()
+        draw(renderer, kinds)
     return time.perf_counter() - start
 
 

@@ -73,19 +73,24 @@ def states(model, count: int):
     return vectors, datas
 
 
+def draw(renderer, kinds) -> None:
+    """Each kind of the scene already updated, drawn with mujoco.Renderer alone."""
+    for kind in kinds:
+        if kind == "depth":
+            renderer.enable_depth_rendering()
+        elif kind == "segmentation":
+            renderer.enable_segmentation_rendering()
+        renderer.render()
+    renderer.disable_depth_rendering()
+    renderer.disable_segmentation_rendering()
+
+
 def alone(renderer, datas, cam_id: int, kinds, frames: int) -> float:
     """Frames per second of mujoco.Renderer alone."""
     start = time.perf_counter()
     for i in range(frames):
         renderer.update_scene(datas[i % len(datas)], cam_id)
-        for kind in kinds:
-            if kind == "depth":
-                renderer.enable_depth_rendering()
-            elif kind == "segmentation":
-                renderer.enable_segmentation_rendering()
-            renderer.render()
-        renderer.disable_depth_rendering()
-        renderer.disable_segmentation_rendering()
+        draw(renderer, kinds)
     return frames / (time.perf_counter() - start)
 
 
