@@ -42,23 +42,51 @@ MODES = {"live": "live", "direct": "direct", "puppet": "puppet",
          "freerun": "live", "stepped": "direct", "statepushed": "puppet"}
 NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
 
-# URLab ops MJBlend does not serve (Unreal's editor, its controllers):
-# a clear error instead of "unknown op".
+# URLab ops MJBlend does not serve: each answered `unsupported` with why, never
+# `unknown_op` (tests/bridge/data/urlab_ops.json is URLab's whole table, from its
+# newest dispatcher, editor handlers, client and protocol reference).
+_EDITOR = "an Unreal editor op; MJBlend serves a running simulation only"
+_SCENE_EDIT = "editing the Blender scene over the bridge is not served yet: edit it in Blender"
+_CONTROLLERS = "MJBlend has no controller components yet: send ctrl with each step"
+_CLAIMS = "per-articulation control claims are not served yet: every client's controls are applied"
+_FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
+             "has no MJBlend counterpart")
+_UPLOAD = "model upload is not served yet: import the model in Blender and serve the scene"
 NOT_SERVED = {
-    "configure_controller": "MJBlend has no controller components: send ctrl with each step",
-    "set_twist": "MJBlend has no twist controllers",
-    "set_control_source": "MJBlend takes controls from the bridge while a client steps",
-    "upload_model_manifest": "MJBlend serves the Blender scene; import a model in Blender instead",
-    "upload_model_chunk": "MJBlend serves the Blender scene; import a model in Blender instead",
-    "upload_model_commit": "MJBlend serves the Blender scene; import a model in Blender instead",
-    **{op: "an Unreal editor op; MJBlend serves a running simulation only" for op in (
-        "import_xml", "create_level", "load_level", "save_level", "current_level", "ensure_manager",
-        "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "destroy_asset", "set_actor_transform",
-        "duplicate_actor", "actor_hierarchy", "snapshot", "begin_pie", "stop_pie", "pie_status",
-        "list_actors", "list_blueprints", "find_actors", "get_actor_bounds", "select_actor",
-        "add_quick_convert", "remove_quick_convert", "draw_marker", "draw_line", "draw_box", "draw_arrow",
-        "draw_axes", "clear_markers", "set_overlay_text", "set_camera", "get_camera", "frame_actor",
-        "set_viewport_mode", "track_actor", "untrack", "op_status", "release_lease")},
+    "configure_controller": _CONTROLLERS,
+    "set_twist": "MJBlend has no twist controllers yet",
+    "set_control_source": "MJBlend takes the controls from the bridge while a client steps, "
+                          "else from Blender",
+    "claim_control": _CLAIMS,
+    "release_control": _CLAIMS,
+    "set_possess": "Unreal's pawn possession (keyboard / gamepad driving) has no MJBlend counterpart",
+    "set_user_channels": "user channels in the state stream are not served yet",
+    "resolve_geom": "Unreal's live geom materials (visual randomization) are not served: "
+                    "MJBlend's geoms are Blender objects",
+    "set_geom_appearance": "Unreal's live geom materials (visual randomization) are not served: "
+                           "MJBlend's geoms are Blender objects",
+    "acquire_lease": "leases for URLab's pool of servers are not served yet",
+    "release_lease": "leases for URLab's pool of servers are not served yet",
+    "fastpath_hello": _FASTPATH,
+    "fastpath_load": _FASTPATH,
+    "fastpath_perturb": _FASTPATH,
+    "upload_model_manifest": _UPLOAD,
+    "upload_model_chunk": _UPLOAD,
+    "upload_model_commit": _UPLOAD,
+    **{op: _SCENE_EDIT for op in (
+        "import_xml", "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "remove_actor",
+        "set_actor_transform", "duplicate_actor", "actor_hierarchy", "snapshot", "op_status",
+        "list_actors", "find_actors", "get_actor_bounds", "select_actor")},
+    **{op: "the simulation is started and stopped in Blender (Play): not served yet over the bridge"
+       for op in ("begin_pie", "stop_pie", "pie_status")},
+    **{op: "debug drawing in Blender's viewport is not served yet" for op in (
+        "draw_marker", "draw_line", "draw_box", "draw_arrow", "draw_axes", "clear_markers",
+        "set_overlay_text")},
+    **{op: "Blender's 3D view is not driven over the bridge yet" for op in (
+        "set_camera", "get_camera", "frame_actor", "track_actor", "untrack")},
+    **{op: _EDITOR for op in (
+        "create_level", "load_level", "save_level", "current_level", "ensure_manager", "destroy_asset",
+        "list_blueprints", "add_quick_convert", "remove_quick_convert", "set_viewport_mode")},
 }
 
 @dataclasses.dataclass
@@ -235,12 +263,14 @@ class Dispatcher:
 
     def _catalogue(self) -> dict[str, Op]:
         rec = self.recordings
-        step_reply = ("op:string", "time:float", "step:int", "frame_id:int", "sim_time:map", "wall_time:map",
-                      "arts:map", "per_articulation:map", "scene:map")
+        step_reply = ("op:string", "time:float", "step:int", "frame_id:int", "sim_time:object",
+                      "wall_time:object", "arts:object", "per_articulation:object", "scene:object")
         return {
             "hello": Op(self.op_hello, "no_manager",
-                        reply=("session_id:string", "mujoco_version:string", "mjb:bin", "entities:list")),
-            "meta": Op(self.op_meta, "no_manager", reply=("ops:list",)),
+                        reply=("session_id:string", "urlab_version:string", "mujoco_version:string",
+                               "mujoco_version_int:int", "manager_present:bool", "mjb:bin",
+                               "entities:array")),
+            "meta": Op(self.op_meta, "no_manager", reply=("ops:array", "unsupported:object")),
             "shutdown": Op(self.op_shutdown, namespace="mjblend", reply=("stopping:bool",)),
             "step": Op(self.op_step, reply=step_reply),
             "reset": Op(self.op_reset, reply=step_reply),
@@ -252,29 +282,32 @@ class Dispatcher:
                              reply=("paused:bool",)),
             "set_sim_speed": Op(self.op_set_sim_speed, namespace="runtime", required=("percent",),
                                 reply=("percent:float",)),
-            "set_qpos": Op(self.op_set_qpos, namespace="runtime", required=("qpos",), reply=("qpos:list",)),
+            "set_qpos": Op(self.op_set_qpos, namespace="runtime", required=("qpos",),
+                           reply=("target:string", "actor_id:string", "qpos:array",
+                                  "free_base_shortcut:bool")),
             "set_mocap_pose": Op(self.op_set_mocap_pose, namespace="runtime", required=("body",),
-                                 reply=("body:string", "pos:list", "quat:list")),
+                                 reply=("body:string", "pos:array", "quat:array")),
             "read_mocap_pose": Op(self.op_read_mocap_pose, namespace="runtime", required=("body",),
-                                  reply=("body:string", "pos:list", "quat:list")),
+                                  reply=("body:string", "pos:array", "quat:array")),
             "get_contacts": Op(self.op_get_contacts, namespace="runtime",
-                               reply=("contacts:list", "truncated:bool")),
-            "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:list",)),
+                               reply=("n_contacts:int", "truncated:bool", "contacts:array")),
+            "list_keyframes": Op(self.op_list_keyframes, namespace="runtime", reply=("keyframes:array",)),
             "set_sim_options": Op(self.op_set_sim_options, namespace="runtime", required=("options",),
-                                  reply=("opt:map",)),
+                                  reply=("options:object",)),
             "set_camera_streaming": Op(self.op_set_camera_streaming, namespace="runtime",
-                                       required=("cameras",), reply=("cameras:map",)),
+                                       required=("cameras",), reply=("cameras:object",)),
             "set_camera_delay": Op(self.op_set_camera_delay, namespace="runtime", required=("cameras",),
-                                   reply=("cameras:map",)),
-            "recording_start": Op(rec.op_recording_start, namespace="recording"),
+                                   reply=("cameras:object",)),
+            "recording_start": Op(rec.op_recording_start, namespace="recording",
+                                  reply=("name:string", "max_duration_s:float")),
             "recording_stop": Op(rec.op_recording_stop, namespace="recording",
                                  reply=("name:string", "frame_count:int", "sim_duration_s:float")),
             "recording_save": Op(rec.op_recording_save, namespace="recording", required=("path",),
                                  reply=("absolute_path:string",)),
             "recording_clear": Op(rec.op_recording_clear, namespace="recording"),
             "replay_load": Op(rec.op_replay_load, namespace="replay", required=("path",),
-                              reply=("name:string",)),
-            "replay_list_sessions": Op(rec.op_replay_list, namespace="replay", reply=("sessions:list",)),
+                              reply=("name:string", "total_frames:int")),
+            "replay_list_sessions": Op(rec.op_replay_list, namespace="replay", reply=("sessions:array",)),
             "replay_set_active": Op(rec.op_replay_set_active, namespace="replay", required=("name",)),
             "replay_start": Op(rec.op_replay_start, namespace="replay",
                                reply=("active_session:string", "total_frames:int")),
@@ -333,7 +366,7 @@ class Dispatcher:
                 "required_fields": list(op.required), "reply_fields": list(op.reply)}
                for name, op in self.ops.items()]
         return {"op": "meta_ok", "ops": ops, "modes": ["live", "direct", "puppet"],
-                "not_served": sorted(NOT_SERVED)}
+                "not_served": sorted(NOT_SERVED), "unsupported": dict(sorted(NOT_SERVED.items()))}
 
     def op_shutdown(self, request, session) -> dict:
         if not self.host.remote_stop:
@@ -704,8 +737,8 @@ class Dispatcher:
         def read(sim):  # (on the runner's thread: mj_contactForce reads MjData)
             found["rows"], found["truncated"] = observations.contact_rows(sim.model, sim.data, wanted, limit)
         self._send(self._runner(), commands.Call(read, what="get_contacts"), "get_contacts")
-        return {"op": "get_contacts_ok", "contacts": found["rows"], "count": len(found["rows"]),
-                "truncated": found["truncated"]}
+        return {"op": "get_contacts_ok", "n_contacts": len(found["rows"]), "truncated": found["truncated"],
+                "contacts": found["rows"]}
 
     def op_list_keyframes(self, request, session) -> dict:
         model = self.model
@@ -724,7 +757,7 @@ class Dispatcher:
         def apply(sim):
             sim_options.apply(sim.model.opt, changes)
         self._send(self._runner(), commands.Call(apply, what="set_sim_options"), "set_sim_options")
-        return {"op": "set_sim_options_ok", "opt": sim_options.echo(self.model.opt)}
+        return {"op": "set_sim_options_ok", "options": sim_options.echo(self.model.opt)}
 
     # --------------------------------------------------------------- cameras
 

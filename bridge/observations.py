@@ -7,8 +7,8 @@ the state stream) carry at each observation level, as URLab's reply does.
 - full: + bodies {short name: {xpos, xquat}} and actuator_forces.
 
 Per-entity blocks go under `arts` (URLab's newest client) and
-`per_articulation` (its documentation); free bodies' poses also under `scene`
-and `entities`.
+`per_articulation` (its documentation); free bodies' poses (and their free
+joint's qpos, qvel) also under `scene` and `entities`.
 """
 
 from __future__ import annotations
@@ -67,11 +67,20 @@ def entity_block(entity, shot, level: str) -> dict:
     return block
 
 
+def scene_block(entity, shot) -> dict:
+    """A free body's pose, and (as URLab's newest server) its free joint's qpos (7)
+    and qvel (6) when its first joint is that free joint."""
+    block = {"xpos": shot.xpos[entity.root_body].tolist(), "xquat": shot.xquat[entity.root_body].tolist()}
+    if entity.free_joint >= 0 and len(entity.joints) and int(entity.joints[0]) == entity.free_joint:
+        block["qpos"] = shot.qpos[entity.qpos_index[:7]].tolist()
+        block["qvel"] = shot.qvel[entity.qvel_index[:6]].tolist()
+    return block
+
+
 def observation(op: str, shot, entities, level: str) -> dict:
     """`<op>` reply of snapshot `shot` for `entities` at `level`."""
     arts = {e.prefix: entity_block(e, shot, level) for e in entities}
-    scene = {e.prefix: {"xpos": shot.xpos[e.root_body].tolist(), "xquat": shot.xquat[e.root_body].tolist()}
-             for e in entities if e.kind == "body" and e.root_body >= 0}
+    scene = {e.prefix: scene_block(e, shot) for e in entities if e.kind == "body" and e.root_body >= 0}
     return {"op": op, "time": shot.time, "step": shot.steps, "frame_id": shot.frame,
             "sim_time": stamp(shot.time), "wall_time": stamp(time.time()),
             "paused": not shot.playing, "arts": arts, "per_articulation": arts,

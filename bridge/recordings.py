@@ -107,7 +107,7 @@ class Recordings:
             raise ProtocolError("path_not_readable", str(problem)) from None
         name = os.path.splitext(os.path.basename(path))[0]
         self.kept[name] = loaded
-        return {"op": "replay_load_ok", "name": name, "frame_count": len(loaded)}
+        return {"op": "replay_load_ok", "name": name, "total_frames": len(loaded)}
 
     def op_replay_list(self, request, session) -> dict:
         return {"op": "replay_list_sessions_ok", "sessions": list(self.kept)}

@@ -2,8 +2,9 @@
 
 The runner calls `StateStream.offer` with each snapshot (on its thread: a
 deque append, nothing more); the stream's own thread encodes each one as a
-`state` map (observations at the stream's level, `frame_id` increasing by one
-per snapshot) and hands it to every sink: the ZMQ PUB socket (topic
+`state_full` map, the op URLab's newest server sends (observations at the
+stream's level, `frame_id` increasing by one per snapshot) and hands it to
+every sink: the ZMQ PUB socket (topic
 `state/full`, as URLab publishes it), the shared-memory state ring.
 """
 
@@ -93,7 +94,8 @@ class StateStream:
             self._emit(state.frame, self._message(state), None)
 
     def _message(self, state) -> bytes:
-        return encode(observations.observation("state", state, self.entities.of(state.model), self.level))
+        entities = self.entities.of(state.model)
+        return encode(observations.observation("state_full", state, entities, self.level))
 
     def _emit(self, frame: int, message: bytes, shot) -> None:
         with self._send_lock:

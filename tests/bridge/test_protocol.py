@@ -154,7 +154,7 @@ def test_state_stream_delivers_every_snapshot_in_order(serve):
         if got is None:
             break
         topic, state = got
-        assert topic == b"state/full" and state["op"] == "state"
+        assert topic == b"state/full" and state["op"] == "state_full"
         frames.append(state["frame_id"])
     assert frames and frames[-1] == last["frame_id"]
     assert np.all(np.diff(frames) == 1), "frame ids must increase by one, none dropped"
@@ -193,18 +193,18 @@ def test_free_bodies_mocap_contacts_and_options(serve):
     assert client.call("set_mocap_pose", body="nobody", pos=[0, 0, 1])["code"] == "unknown_body"
     # contacts: the box and ball rest on the table after 0.8 s
     contacts = client.call("get_contacts", max_contacts=64)
-    assert contacts["count"] > 0 and not contacts["truncated"]
+    assert contacts["n_contacts"] > 0 and not contacts["truncated"]
     first = contacts["contacts"][0]
     assert len(first["force"]) == 6 and len(first["normal"]) == 3
     one = client.call("get_contacts", max_contacts=1)
-    assert one["count"] == 1 and one["truncated"] == (contacts["count"] > 1)
+    assert one["n_contacts"] == 1 and one["truncated"] == (contacts["n_contacts"] > 1)
     on_box = client.call("get_contacts", filter={"body2": "desk_toys_box"})
     assert all(c["body2"] == "desk_toys_box" for c in on_box["contacts"])
     # options: applied to the running model and echoed
     options = client.call("set_sim_options", options={"timestep": 0.001, "integrator": "rk4",
                                                       "gravity": [0, 0, -5]})
-    assert options["opt"]["timestep"] == 0.001 and options["opt"]["integrator"] == "rk4"
-    assert options["opt"]["gravity"] == [0, 0, -5]
+    assert options["options"]["timestep"] == 0.001 and options["options"]["integrator"] == "rk4"
+    assert options["options"]["gravity"] == [0, 0, -5]
     assert served.host.session.model.opt.timestep == 0.001
     assert client.call("set_sim_options", options={"solver": "magic"})["code"] == "bad_value"
     assert served.host.session.model.opt.solver == model.opt.solver  # (nothing applied from a bad request)

@@ -178,7 +178,7 @@ def test_state_ring_delivers_increasing_frames(serve, shm_client):
                     continue
                 seen = ring.sequence()
                 state = msgpack.unpackb(ring.read(), raw=False)
-                assert state["op"] == "state" and "Humanoid" in state["arts"]
+                assert state["op"] == "state_full" and "Humanoid" in state["arts"]
                 frames.append(state["frame_id"])
                 if state["frame_id"] >= reply["frame_id"]:
                     break
@@ -236,7 +236,7 @@ def test_stop_removes_the_files_and_the_thread(tmp_path):
     assert sorted(os.listdir(folder)) == ["owner.pid", "rep.shm", "req.shm", "state.shm"]
     client = ShmClient(fields["shm_rpc"], None)
     assert client.call("anything") == {"op": "echo_ok", "transport": "shm"}
-    transport.publish(b"state/full", msgpack.packb({"op": "state", "frame_id": 1}), None)
+    transport.publish(b"state/full", msgpack.packb({"op": "state_full", "frame_id": 1}), None)
     transport.stop()
     assert not os.path.exists(folder) and os.listdir(tmp_path) == []
     assert set(threading.enumerate()) <= before and not transport.alive
