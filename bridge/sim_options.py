@@ -3,6 +3,7 @@ whole before any is applied, and the options echoed back."""
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from . import fields
@@ -13,6 +14,7 @@ SIM_OPTIONS = {  # set_sim_options field -> (mjOption attribute, width)
     "density": ("density", 1), "viscosity": ("viscosity", 1), "impratio": ("impratio", 1),
     "tolerance": ("tolerance", 1), "ls_tolerance": ("ls_tolerance", 1),
     "noslip_tolerance": ("noslip_tolerance", 1), "ccd_tolerance": ("ccd_tolerance", 1),
+    "sleep_tolerance": ("sleep_tolerance", 1),
 }
 INT_OPTIONS = {"iterations": "iterations", "ls_iterations": "ls_iterations",
                "noslip_iterations": "noslip_iterations", "ccd_iterations": "ccd_iterations",
@@ -22,11 +24,16 @@ ENUM_OPTIONS = {
     "cone": ("cone", {"pyramidal": 0, "elliptic": 1}),
     "solver": ("solver", {"pgs": 0, "cg": 1, "newton": 2}),
 }
-NOT_SERVED = ("enable_multiccd", "enable_sleep", "num_worker_threads", "sleep_tolerance")
+FLAGS = {  # set_sim_options field -> (mjOption flags attribute, bit, whether the bit set means "on")
+    "enable_multiccd": ("disableflags", int(mujoco.mjtDisableBit.mjDSBL_MULTICCD), False),
+    "enable_sleep": ("enableflags", int(mujoco.mjtEnableBit.mjENBL_SLEEP), True),
+}
+NOT_SERVED = ("num_worker_threads",)  # (URLab's own thread pool: MJBlend steps on one thread)
 
 
 def parse(options: dict) -> list[tuple]:
-    """(mjOption attribute, value) for each option of a request; a ProtocolError
+    """(mjOption attribute, value), or (flag field, on) for FLAGS, for each
+    option of a request; a ProtocolError
     for any unknown, unserved or ill-typed one (then nothing is applied)."""
     changes = []
     for key, value in options.items():
@@ -45,6 +52,8 @@ def parse(options: dict) -> list[tuple]:
             if word not in words:
                 raise ProtocolError("bad_value", f"{key} must be one of {', '.join(words)}, not {word!r:.40}")
             changes.append((attribute, words[word]))
+        elif key in FLAGS:
+            changes.append((key, fields.boolean(wrapped, key)))
         elif key in NOT_SERVED:
             raise ProtocolError("unsupported", f"option {key!r} is not served by MJBlend")
         else:
@@ -53,9 +62,17 @@ def parse(options: dict) -> list[tuple]:
 
 
 def apply(opt, changes: list[tuple]) -> None:
-    """(On the thread that owns the simulation.)"""
+    """(On the thread that owns the simulation.) The named flags after the raw
+    masks, as URLab: enable_sleep / enable_multiccd win over disableflags /
+    enableflags sent with them."""
     for attribute, value in changes:
-        setattr(opt, attribute, value)
+        if attribute not in FLAGS:
+            setattr(opt, attribute, value)
+    for key, on in changes:
+        if key in FLAGS:
+            attribute, bit, set_means_on = FLAGS[key]
+            flags = int(getattr(opt, attribute))
+            setattr(opt, attribute, flags | bit if on == set_means_on else flags & ~bit)
 
 
 def echo(opt) -> dict:
@@ -65,4 +82,6 @@ def echo(opt) -> dict:
     out.update({key: int(getattr(opt, attribute)) for key, attribute in INT_OPTIONS.items()})
     for key, (attribute, words) in ENUM_OPTIONS.items():
         out[key] = {v: k for k, v in words.items()}.get(int(getattr(opt, attribute)), "")
+    for key, (attribute, bit, set_means_on) in FLAGS.items():
+        out[key] = bool(int(getattr(opt, attribute)) & bit) == set_means_on
     return out

@@ -13,6 +13,7 @@ import json
 import os
 import time
 
+import mujoco
 from bridge_fixtures import DESK_TOYS
 
 TABLE = json.load(open(os.path.join(os.path.dirname(__file__), "data", "urlab_ops.json")))
@@ -115,6 +116,15 @@ def test_replies_carry_urlabs_field_names(serve, tmp_path):
     options = client.call("set_sim_options", options={"timestep": 0.001})
     assert options["options"]["timestep"] == 0.001 and "opt" not in options
     assert served.host.session.model.opt.timestep == 0.001
+    # URLab's named flags and sleep tolerance, applied after the raw masks sent with them
+    options = client.call("set_sim_options", options={"enable_sleep": True, "enable_multiccd": False,
+                                                      "disableflags": 0, "sleep_tolerance": 1e-3})["options"]
+    assert options["enable_sleep"] is True and options["enable_multiccd"] is False
+    opt = served.host.session.model.opt
+    assert opt.enableflags & mujoco.mjtEnableBit.mjENBL_SLEEP
+    assert opt.disableflags == mujoco.mjtDisableBit.mjDSBL_MULTICCD and opt.sleep_tolerance == 1e-3
+    assert options["disableflags"] == opt.disableflags and options["sleep_tolerance"] == 1e-3
+    assert client.call("set_sim_options", options={"num_worker_threads": 4})["code"] == "unsupported"
     client.call("recording_start")
     client.call("step", n_steps=4)
     stopped = client.call("recording_stop")
