@@ -128,6 +128,7 @@ class Dispatcher:
         self.cameras = cameras or CameraStreams(settings=host.camera_settings, blender=host.blender_frames,
                                                 default_renderer=host.camera_renderer)
         self.shm = None  # the shared-memory transport, when the Bridge serves one (its hello fields)
+        self.instance: dict = {}  # hello's `instance` block: who answers, on which ports (set by the Bridge)
         self.recordings = Recordings(self)
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
@@ -348,8 +349,14 @@ class Dispatcher:
                               if entity.kind == "articulation"],
             "global_cameras": self.cameras.topics("global"), "scene": self.host.name,
         }
+        # (URLab's pool and discover_static read the ports here; no `host` unless shared memory
+        # is served: URLab's client with transport "auto" moves to it on its own host)
+        instance = dict(self.instance, manager_present=True, busy=False, urlab_version=reply["urlab_version"])
         if self.shm is not None:  # (empty unless it serves: URLab's client moves to what this names)
-            reply.update(self.shm.handshake_fields())
+            shm_fields = self.shm.handshake_fields()
+            instance.update(shm_fields.pop("instance", {}))
+            reply.update(shm_fields)
+        reply["instance"] = instance
         if include_assets:
             try:
                 files = self.host.compiled_files()

@@ -10,6 +10,7 @@ and stopped together.
 from __future__ import annotations
 
 import ipaddress
+import os
 
 from ..engine import commands
 from ..engine.runner import PUBLISH_RATE
@@ -49,6 +50,9 @@ class Bridge:
                                      host.camera_settings, blender=host.blender_frames,
                                      default_renderer=host.camera_renderer)
         self.dispatcher = Dispatcher(host, cameras=self.cameras)
+        self.dispatcher.instance = {"instance_id": "mjblend", "index": 0, "pid": os.getpid(),
+                                    "step_port": request_port, "state_port": state_port,
+                                    "cam_base_port": camera_port}
         self.stream = StateStream(self.dispatcher.scene)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
         self.shm = None

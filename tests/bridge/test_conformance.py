@@ -68,6 +68,10 @@ def test_every_op_of_urlab_is_served_or_refused_with_a_reason(serve, tmp_path):
     unsupported = meta["unsupported"]
     assert not serving & set(unsupported), "an op is both served and unsupported"
     assert sorted(unsupported) == meta["not_served"]
+    # the ports URLab's pool reads from hello's instance block (discover_static guessed them)
+    instance = hello["instance"]
+    assert (instance["step_port"], instance["state_port"]) == (served.request_port, served.state_port)
+    assert instance["busy"] is False and "host" not in instance  # (no shared memory served here)
 
     problems = []
     for name, op in OPS.items():
