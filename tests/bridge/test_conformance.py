@@ -96,7 +96,7 @@ def test_every_op_of_urlab_is_served_or_refused_with_a_reason(serve, tmp_path):
         if reply.get("op") != f"{name}_ok":
             problems.append(f"{name}: answered {reply.get('op')} {reply.get('code')}: {reply.get('message')}")
             continue
-        missing = [key for key in op["reply"] + op["client_reads"] if key not in reply]
+        missing = [key for key in dict.fromkeys(op["reply"] + op["client_reads"]) if key not in reply]
         if missing:
             problems.append(f"{name}: its reply lacks {missing}")
         if op["required"]:  # (URLab's required fields: a request without them is refused)
