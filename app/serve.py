@@ -111,6 +111,8 @@ def _serve(served) -> int:
             # (a bridge thread asking for Blender's frames wakes the loop; none are rendered
             # before the main thread's share allows: blender_frames.SHARE)
             frames = served.host.blender_frames
+            if served.host.main_thread.waiting:
+                continue
             if frames.waiting:
                 stop.wait(min(POLL, frames.wait_left()))
             else:

@@ -28,6 +28,7 @@ from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
 from .entities import OBJ, SceneEntities
+from .op import Op
 from .recordings import Recordings
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
@@ -108,12 +109,6 @@ class Status:
     mode: str = "live"
 
 
-class Op:
-    def __init__(self, handler, category="manager_required", namespace="", required=(), reply=()):
-        self.handler, self.category, self.namespace = handler, category, namespace
-        self.required, self.reply = tuple(required), tuple(reply)
-
-
 class Dispatcher:
     def __init__(self, host, step_timeout: float = STEP_TIMEOUT, cameras: CameraStreams | None = None):
         self.host = host
@@ -133,7 +128,11 @@ class Dispatcher:
         self.stop_requested = threading.Event()  # a client asked the (headless) server to stop
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
+        # the op groups kept in files of their own: each has `ops() -> {name: Op}`
+        self.parts: list = []
         self.ops = self._catalogue()
+        for part in self.parts:
+            self.ops.update(part.ops())
 
     # ------------------------------------------------------------------ entry
 

@@ -46,6 +46,7 @@ class Host:
         return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
     blender_frames = None  # bridge/blender_frames.BlenderFrames where Blender can render (a scene's host)
+    main_thread = None  # bridge/main_thread.MainThread where a Blender scene is served (its jobs)
 
     def camera_settings(self) -> dict:
         """{camera name: {"mode": real | depth | semantic | instance, "resolution": (w, h),

@@ -116,6 +116,8 @@ class Bridge:
     def stop(self) -> None:
         if self.cameras.blender is not None:  # (a request waiting for Blender's main thread, which
             self.cameras.blender.close()      # is the one stopping us, fails now: no deadlock)
+        if self.host.main_thread is not None:
+            self.host.main_thread.close()
         self._leave()
         self.running = False
         runner = self.host.runner()

@@ -49,6 +49,7 @@ import bpy
 from ..bridge.blender_frames import BlenderFrames
 from ..bridge.camera_streams import KINDS
 from ..bridge.host import Host, prefix_of
+from ..bridge.main_thread import MainThread
 from ..engine import cameras as engine_cameras
 from ..scene import preferences
 from ..scene.names import first_free, numbered
@@ -78,6 +79,7 @@ class SceneHost(Host):
         self._recordings = recordings_folder()
         self._cameras = dict(cameras or {})
         self.blender_frames = BlenderFrames()
+        self.main_thread = MainThread(wake=self.blender_frames.wake)  # (one event wakes the headless loop)
         self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
         self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
         self.read_settings()
@@ -292,14 +294,17 @@ def watch() -> float | None:
         host.follow(live)
         served.bridge.follow(live.runner)
     host.read_settings()
+    host.main_thread.run()  # (the scene, outliner, viewport, debug ops clients asked for)
     wait = serve_cameras(served)
+    if host.main_thread.waiting:
+        return 0.0
     requests = served.bridge.dispatcher.status.requests
     if requests != served.requests_seen and not bpy.app.background:
         served.requests_seen = requests
         views.redraw()
     if wait is not None:
         return min(WATCH_INTERVAL, max(wait, 0.001))
-    if host.renderer == "blender" or host.blender_frames.asked:
+    if host.renderer == "blender" or host.blender_frames.asked or host.main_thread.busy():
         return CAMERA_INTERVAL  # (clients use Blender's frames: an ask waits for the next look)
     return WATCH_INTERVAL
 
