@@ -27,6 +27,7 @@ from ..engine import commands
 from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
+from .debug_ops import DebugViewport
 from .entities import OBJ, SceneEntities
 from .op import Op
 from .recordings import Recordings
@@ -80,14 +81,9 @@ NOT_SERVED = {
         "list_actors", "find_actors", "get_actor_bounds", "select_actor")},
     **{op: "the simulation is started and stopped in Blender (Play): not served yet over the bridge"
        for op in ("begin_pie", "stop_pie", "pie_status")},
-    **{op: "debug drawing in Blender's viewport is not served yet" for op in (
-        "draw_marker", "draw_line", "draw_box", "draw_arrow", "draw_axes", "clear_markers",
-        "set_overlay_text")},
-    **{op: "Blender's 3D view is not driven over the bridge yet" for op in (
-        "set_camera", "get_camera", "frame_actor", "track_actor", "untrack")},
     **{op: _EDITOR for op in (
         "create_level", "load_level", "save_level", "current_level", "ensure_manager", "destroy_asset",
-        "list_blueprints", "add_quick_convert", "remove_quick_convert", "set_viewport_mode")},
+        "list_blueprints", "add_quick_convert", "remove_quick_convert")},
 }
 
 @dataclasses.dataclass
@@ -129,10 +125,15 @@ class Dispatcher:
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         # the op groups kept in files of their own: each has `ops() -> {name: Op}`
-        self.parts: list = []
+        self.debug = DebugViewport(self)  # URLab's debug markers and the 3D view
+        self.parts: list = [self.debug]
         self.ops = self._catalogue()
+        self.not_served = dict(NOT_SERVED)  # (a part may serve fewer of URLab's ops on this host)
         for part in self.parts:
             self.ops.update(part.ops())
+            self.not_served.update(getattr(part, "not_served", dict)())
+        for name in self.ops:
+            self.not_served.pop(name, None)
 
     # ------------------------------------------------------------------ entry
 
@@ -176,8 +177,9 @@ class Dispatcher:
         self.status.last_op = name
         op = self.ops.get(name)
         if op is None:
-            if name in NOT_SERVED:
-                raise ProtocolError("unsupported", f"'{name}' is not served by MJBlend: {NOT_SERVED[name]}")
+            if name in self.not_served:
+                raise ProtocolError("unsupported",
+                                    f"'{name}' is not served by MJBlend: {self.not_served[name]}")
             raise ProtocolError("unknown_op", f"no op '{name}' (send 'meta' for the catalogue)")
         session = None
         if op.category != "no_manager":
@@ -372,7 +374,7 @@ class Dispatcher:
                 "required_fields": list(op.required), "reply_fields": list(op.reply)}
                for name, op in self.ops.items()]
         return {"op": "meta_ok", "ops": ops, "modes": ["live", "direct", "puppet"],
-                "not_served": sorted(NOT_SERVED), "unsupported": dict(sorted(NOT_SERVED.items()))}
+                "not_served": sorted(self.not_served), "unsupported": dict(sorted(self.not_served.items()))}
 
     def op_shutdown(self, request, session) -> dict:
         if not self.host.remote_stop:

@@ -54,6 +54,16 @@ SEQUENCE = [
     ("replay_start", lambda seen: {}),
     ("replay_stop", lambda seen: {}),
     ("recording_clear", lambda seen: {}),
+    ("draw_marker", lambda seen: {"location": [0.0, 0.0, 0.5], "color": [1.0, 0.0, 0.0], "ttl": -1.0,
+                                  "label": "here"}),
+    ("draw_line", lambda seen: {"from": [0.0, 0.0, 0.0], "to": [0.0, 0.0, 1.0], "color": [0.0, 1.0, 0.0]}),
+    ("draw_arrow", lambda seen: {"from": [0.0, 0.0, 0.0], "to": [1.0, 0.0, 0.0], "color": [0.0, 0.0, 1.0],
+                                 "ttl": 2.0}),
+    ("draw_box", lambda seen: {"center": [0.0, 0.0, 0.4], "half_extents": [0.1, 0.2, 0.3],
+                               "color": [1.0, 1.0, 0.0], "rotation_quat": [0.0, 0.0, 0.0, 1.0]}),
+    ("draw_axes", lambda seen: {"location": [0.0, 0.0, 0.4], "rotation_euler": [0.0, 0.0, 90.0]}),
+    ("set_overlay_text", lambda seen: {"text": "conformance"}),
+    ("clear_markers", lambda seen: {}),
 ]
 
 
