@@ -55,7 +55,7 @@ from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import blender_camera, scene_session, simulation
+from . import blender_camera, scene_session, simulation, viewport
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
@@ -82,6 +82,7 @@ class SceneHost(Host):
         self.main_thread = MainThread(wake=self.blender_frames.wake)  # (one event wakes the headless loop)
         self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
         self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
+        self.viewport = viewport.Viewport(self)  # URLab's viewport ops (main thread)
         self.read_settings()
 
     def read_settings(self) -> None:
@@ -231,6 +232,7 @@ def stop() -> bool:
     """(Main thread) Stop the bridge, if one runs: every socket closed, every thread
     joined (the simulation goes on). True if one was running."""
     owner = _serving()
+    viewport.tracking.stop()  # (a client's track_actor ends with its bridge)
     return owner is not None and owner.end_bridge()
 
 
