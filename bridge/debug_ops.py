@@ -17,6 +17,9 @@ camera pose read back in MuJoCo's world.
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import mujoco
 import numpy as np
 
@@ -29,6 +32,7 @@ MODES = ("lit", "unlit", "wireframe", "collision", "reflections")
 POSE = ("location:array", "rotation_quat:array", "rotation_euler:array", "fov:float")
 NO_BLENDER = "Blender's 3D view is driven over the bridge when a Blender scene is served, not a bare model"
 DEFAULT_OFFSET = (0.0, -2.0, 1.0)  # URLab's: 2 m behind, 1 m above the tracked body
+SCREENSHOT_WAIT = 5.0  # seconds a screenshot waits for the 3D view's next draw
 
 
 class DebugViewport:
@@ -142,8 +146,7 @@ class DebugViewport:
         return {"op": "set_mode_ok", "mode": mode}  # (URLab's reply op for it)
 
     def op_screenshot(self, request, session) -> dict:
-        view = self.d.host.viewport
-        png, width, height = self._call(view.png, "screenshot")
+        png, width, height = viewport_png(self.d.host)
         return {"op": "screenshot_ok", "png": png, "width": width, "height": height}
 
     # ----------------------------------------------------------------- actors
@@ -190,3 +193,32 @@ def bounds(shot, bodies) -> tuple[np.ndarray, np.ndarray]:
     if not len(points):
         raise ProtocolError("no_bounds", "the actor has no geoms and no bodies")
     return points.min(axis=0), points.max(axis=0)
+
+
+def viewport_png(host, timeout: float = SCREENSHOT_WAIT) -> tuple[bytes, int, int]:
+    """(PNG bytes, width, height) of the served scene's largest 3D view as its next draw
+    shows it (the scene, Blender's overlays, the debug markers). Call it from a
+    bridge thread, never Blender's main thread: it asks the main thread for a capture,
+    then waits for the view to draw. ProtocolError: `unsupported` without Blender,
+    `no_viewport` without a window, `main_thread_timeout` if the view does not draw."""
+    view = getattr(host, "viewport", None)
+    if view is None:
+        raise ProtocolError("unsupported", NO_BLENDER)
+    capture = run_call(host.main_thread, view.ask_screenshot, "screenshot")
+    if not capture.done.wait(timeout):
+        raise ProtocolError("main_thread_timeout", f"the 3D view did not draw within {timeout:g} s "
+                            "(is Blender's window minimised?)")
+    pixels = capture.pixels
+    return png_bytes(pixels), int(pixels.shape[1]), int(pixels.shape[0])
+
+
+def png_bytes(rgba: np.ndarray) -> bytes:
+    """A PNG file of (height, width, 4) uint8 pixels, row 0 at the top."""
+    height, width = rgba.shape[:2]
+    rows = np.concatenate([np.zeros((height, 1), np.uint8), rgba.reshape(height, -1)], axis=1)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 3))
+            + chunk(b"IEND", b""))

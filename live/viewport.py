@@ -17,9 +17,7 @@ its lens, so the horizontal fov is 2 atan(36 / lens) in a landscape region.
 from __future__ import annotations
 
 import math
-import os
-import struct
-import tempfile
+import threading
 
 import bpy
 import numpy as np
@@ -88,8 +86,8 @@ class Viewport:
         elif kind == "WIREFRAME":
             shading.show_xray_wireframe = True
 
-    def png(self) -> tuple[bytes, int, int]:
-        return viewport_png()
+    def ask_screenshot(self) -> Capture:
+        return ask_screenshot()
 
 
 # ------------------------------------------------------------------- the view
@@ -291,28 +289,52 @@ def _track_tick():
 # ---------------------------------------------------------------- screenshot
 
 
-def viewport_png() -> tuple[bytes, int, int]:
-    """(PNG bytes, width, height) of the 3D view as it is on screen (the area: its header
-    and overlays, MJBlend's debug markers included). Main thread."""
+class Capture:
+    """A screenshot asked of the 3D view: the view's next draw reads its pixels
+    (capture_drawn, from the overlay's POST_PIXEL callback) and sets `done`. No
+    operator: one called with a context override while the bridge's threads run
+    Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
+    Blender 5.2's screenshot operators save black frames under Xvfb."""
+
+    def __init__(self, region):
+        self.region = region.as_pointer()
+        self.done = threading.Event()
+        self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top
+
+
+_captures: list = []
+
+
+def ask_screenshot() -> Capture:
+    """(Main thread) A capture of the largest 3D view's next draw (it is tagged for one)."""
     area = find_view()
-    window = next(w for w in bpy.context.window_manager.windows if area in w.screen.areas[:])
-    folder = tempfile.mkdtemp(prefix="mjblend-screenshot-")
-    path = os.path.join(folder, "view.png")
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    capture = Capture(region)
+    _captures.append(capture)
+    area.tag_redraw()
+    return capture
+
+
+def capture_drawn() -> None:
+    """(A POST_PIXEL draw callback, last) The pixels of the region being drawn, for the
+    captures that asked for it."""
+    if not _captures:
+        return
+    region = bpy.context.region
+    waiting = [c for c in _captures if c.region == region.as_pointer()]
+    if not waiting:
+        return
+    import gpu
+
+    width, height = region.width, region.height
+    buffer = gpu.state.active_framebuffer_get().read_color(0, 0, width, height, 4, 0, "UBYTE")
     try:
-        with bpy.context.temp_override(window=window, screen=window.screen, area=area):
-            bpy.ops.screen.screenshot_area(filepath=path, check_existing=False)
-        with open(path, "rb") as fh:
-            png = fh.read()
-    finally:
-        if os.path.exists(path):
-            os.remove(path)
-        os.rmdir(folder)
-    width, height = png_size(png)
-    return png, width, height
-
-
-def png_size(png: bytes) -> tuple[int, int]:
-    """(width, height) from a PNG's IHDR chunk."""
-    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
-        raise ProtocolError("op_failed", "the screenshot is not a PNG")
-    return struct.unpack(">II", png[16:24])
+        pixels = np.asarray(buffer, dtype=np.uint8)
+    except (TypeError, ValueError):  # (a Blender whose gpu.types.Buffer has no buffer protocol)
+        pixels = np.array(buffer.to_list(), dtype=np.uint8)
+    pixels = pixels.reshape(height, width, 4)[::-1].copy()
+    pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
+    for capture in waiting:
+        _captures.remove(capture)
+        capture.pixels = pixels
+        capture.done.set()

@@ -214,3 +214,26 @@ def test_debug_ops_over_the_wire_and_malformed_markers_refused(serve):
     assert "get_camera" in meta["unsupported"] and "draw_marker" not in meta["unsupported"]
     refused = client.call("get_camera")
     assert refused["code"] == "unsupported" and "3D view" in refused["message"]
+
+
+def test_screenshot_png_holds_the_pixels():
+    """bridge/debug_ops.png_bytes: a valid PNG (chunks, CRCs) whose pixels read back."""
+    import struct
+    import zlib
+
+    from mjblend.bridge.debug_ops import png_bytes
+
+    rgba = np.random.default_rng(3).integers(0, 256, (7, 5, 4), dtype=np.uint8)
+    png = png_bytes(rgba)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    at, chunks = 8, {}
+    while at < len(png):
+        (length,) = struct.unpack(">I", png[at:at + 4])
+        kind, data = png[at + 4:at + 8], png[at + 8:at + 8 + length]
+        assert struct.unpack(">I", png[at + 8 + length:at + 12 + length])[0] == zlib.crc32(kind + data)
+        chunks[kind] = data
+        at += 12 + length
+    assert struct.unpack(">IIBBBBB", chunks[b"IHDR"]) == (5, 7, 8, 6, 0, 0, 0)
+    rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(7, 1 + 5 * 4)
+    assert not rows[:, 0].any()  # (no filter)
+    np.testing.assert_array_equal(rows[:, 1:].reshape(7, 5, 4), rgba)

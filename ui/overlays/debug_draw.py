@@ -20,7 +20,7 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from ...live import bridge_host
+from ...live import bridge_host, viewport
 from ..drawing import builtin_shader, text_size
 from . import labels
 
@@ -120,7 +120,13 @@ def draw() -> None:
 
 
 def draw_text() -> None:
-    """The markers' labels (at their points) and the overlay text (top left)."""
+    """The markers' labels (at their points) and the overlay text (top left); then the
+    region's pixels for a screenshot a client asked for."""
+    _draw_text()
+    viewport.capture_drawn()
+
+
+def _draw_text() -> None:
     found = served_store()
     view, region = bpy.context.region_data, bpy.context.region
     if found is None or view is None:
