@@ -35,6 +35,8 @@ _handles: list = []
 _cache: dict = {"key": None, "batches": {}, "labels": ()}
 _seen = {"version": -1, "expiry": None}
 draw_seconds = 0.0  # the last draw's wall time (bench/overlay_bench.py)
+text_seconds = 0.0  # ... of the labels and text
+label_path = ""  # how the last labels were drawn: "atlas" (one texture) or "blf" (one by one)
 
 
 def served_store():
@@ -122,11 +124,15 @@ def draw() -> None:
 def draw_text() -> None:
     """The markers' labels (at their points) and the overlay text (top left); then the
     region's pixels for a screenshot a client asked for."""
+    global text_seconds
+    start = time.perf_counter()
     _draw_text()
+    text_seconds = time.perf_counter() - start
     viewport.capture_drawn()
 
 
 def _draw_text() -> None:
+    global label_path
     found = served_store()
     view, region = bpy.context.region_data, bpy.context.region
     if found is None or view is None:
@@ -141,6 +147,7 @@ def _draw_text() -> None:
         at = (homogeneous[:, :2] / depth + 1.0) / 2.0 * (region.width, region.height) + LABEL_OFFSET
         texts = tuple(text for text, _pos in named)
         atlas = labels.atlas(texts, LABEL_SIZE, LABEL_COLOR)
+        label_path = "atlas" if atlas is not None else "blf"
         if atlas is not None:
             atlas.draw(at, shown)
         else:
