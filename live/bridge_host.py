@@ -232,7 +232,8 @@ def stop() -> bool:
     """(Main thread) Stop the bridge, if one runs: every socket closed, every thread
     joined (the simulation goes on). True if one was running."""
     owner = _serving()
-    viewport.tracking.stop()  # (a client's track_actor ends with its bridge)
+    if owner is not None:
+        owner.bridge.host.viewport.tracking.stop()  # (a client's track_actor ends with its bridge)
     return owner is not None and owner.end_bridge()
 
 

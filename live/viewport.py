@@ -47,6 +47,9 @@ class Viewport:
 
     def __init__(self, host):
         self.host = host
+        self.last_set: dict = {}  # the last pose set: {"state": the view's state then, "pose": as asked}
+        self.captures: list = []  # screenshots asked for, waiting for the view's next draw
+        self.tracking = Tracking(host)
 
     def world(self) -> Matrix:
         """MuJoCo's world in Blender's (the model root's frame; the identity for several roots)."""
@@ -54,25 +57,25 @@ class Viewport:
         binding = live.binding if live is not None else None
         return binding.world.copy() if binding is not None else Matrix.Identity(4)
 
-    def get_camera(self) -> dict:
-        return pose_of(find_view(), self.world())
+    def get_camera(self, area=None) -> dict:
+        return pose_of(area or find_view(), self.world(), self.last_set)
 
-    def set_camera(self, location, turn, fov) -> dict:
-        area = find_view()
-        set_pose(area, self.world(), location, turn, fov)
-        return pose_of(area, self.world())
+    def set_camera(self, location, turn, fov, area=None) -> dict:
+        area = area or find_view()
+        set_pose(area, self.world(), location, turn, fov, self.last_set)
+        return pose_of(area, self.world(), self.last_set)
 
-    def frame(self, low, high) -> dict:
-        area = find_view()
+    def frame(self, low, high, area=None) -> dict:
+        area = area or find_view()
         frame_bounds(area, self.world(), np.asarray(low), np.asarray(high))
-        return pose_of(area, self.world())
+        return pose_of(area, self.world(), self.last_set)
 
     def track(self, body: int, offset, smoothing: float) -> None:
         find_view()
-        tracking.start(self.host, body, np.asarray(offset, float), smoothing)
+        self.tracking.start(body, np.asarray(offset, float), smoothing)
 
     def untrack(self) -> bool:
-        return tracking.stop()
+        return self.tracking.stop()
 
     def set_mode(self, mode: str) -> None:
         shading = find_view().spaces.active.shading
@@ -87,7 +90,24 @@ class Viewport:
             shading.show_xray_wireframe = True
 
     def ask_screenshot(self) -> Capture:
-        return ask_screenshot()
+        """A capture of the largest 3D view's next draw (it is tagged for one)."""
+        area = find_view()
+        capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
+        self.captures.append(capture)
+        area.tag_redraw()
+        return capture
+
+    def capture_drawn(self, region) -> None:
+        """(The overlay's POST_PIXEL callback, last) The pixels of `region`, being drawn,
+        for the captures that asked for it."""
+        waiting = [c for c in self.captures if c.region == region.as_pointer()]
+        if not waiting:
+            return
+        pixels = read_region(region)
+        for capture in waiting:
+            self.captures.remove(capture)
+            capture.pixels = pixels
+            capture.done.set()
 
 
 # ------------------------------------------------------------------- the view
@@ -126,22 +146,19 @@ def eye_of(view) -> tuple[Vector, Quaternion]:
     return view.view_location + rotation @ Vector((0.0, 0.0, view.view_distance)), rotation
 
 
-_set: dict = {}  # the last pose set: {"state": the view's state then, "pose": URLab's pose asked}
-
-
 def _state(area, world: Matrix) -> tuple:
     view = area.spaces.active.region_3d
     return (area.as_pointer(), tuple(view.view_location), tuple(view.view_rotation), view.view_distance,
             view.view_perspective, area.spaces.active.lens, _window_size(area), tuple(map(tuple, world)))
 
 
-def pose_of(area, world: Matrix) -> dict:
+def pose_of(area, world: Matrix, memo: dict | None = None) -> dict:
     """URLab's camera pose of the view: location, rotation_quat (xyzw), rotation_euler
     (roll, pitch, yaw degrees), fov, in MuJoCo's world. A view not moved since
-    `set_pose` reads back the pose set (Blender keeps the view in single precision:
-    a few 1e-6 degrees off otherwise)."""
-    if _set and _set["state"] == _state(area, world):
-        return dict(_set["pose"])
+    `set_pose` (with the same `memo`) reads back the pose set (Blender keeps the view
+    in single precision: a few 1e-6 degrees off otherwise)."""
+    if memo and memo["state"] == _state(area, world):
+        return dict(memo["pose"])
     eye, rotation = eye_of(area.spaces.active.region_3d)
     inverse = world.inverted()
     location = inverse @ eye
@@ -152,9 +169,10 @@ def pose_of(area, world: Matrix) -> dict:
             "rotation_euler": [float(v) for v in debug_markers.quat_euler(wxyz)], "fov": fov_of(area)}
 
 
-def set_pose(area, world: Matrix, location, turn, fov) -> None:
+def set_pose(area, world: Matrix, location, turn, fov, memo: dict | None = None) -> None:
     """Put the view's eye at `location` (MuJoCo's world), turned by wxyz quaternion `turn`
-    (None: as it is), with horizontal `fov` degrees (None: as it is); in perspective."""
+    (None: as it is), with horizontal `fov` degrees (None: as it is); in perspective.
+    `memo` keeps the pose asked, for pose_of."""
     space = area.spaces.active
     view = space.region_3d
     _eye, rotation = eye_of(view)
@@ -169,7 +187,9 @@ def set_pose(area, world: Matrix, location, turn, fov) -> None:
     view.view_rotation = rotation
     view.view_location = eye - rotation @ Vector((0.0, 0.0, view.view_distance))
     area.tag_redraw()
-    _set.clear()
+    if memo is None:
+        return
+    memo.clear()
     read = pose_of(area, world)  # (the view as Blender keeps it)
     wxyz = np.asarray(turn, float) / np.linalg.norm(turn) if turn is not None else None
     pose = {"location": [float(v) for v in location],
@@ -178,7 +198,7 @@ def set_pose(area, world: Matrix, location, turn, fov) -> None:
             "rotation_euler": ([float(v) for v in debug_markers.quat_euler(wxyz)] if wxyz is not None
                                else read["rotation_euler"]),
             "fov": float(fov) if fov is not None and abs(read["fov"] - fov) < 1e-4 else read["fov"]}
-    _set.update(state=_state(area, world), pose=pose)
+    memo.update(state=_state(area, world), pose=pose)
 
 
 def frame_bounds(area, world: Matrix, low: np.ndarray, high: np.ndarray) -> None:
@@ -220,24 +240,31 @@ class Tracking:
     `offset` turned by the body, looking at the body; `smoothing` in [0, 0.99] of the
     way is kept (0 snaps), as URLab's ticker lerps. One body at a time."""
 
-    def __init__(self):
-        self.host, self.body, self.offset, self.smoothing = None, -1, np.zeros(3), 0.0
+    def __init__(self, host):
+        self.host, self.body, self.offset, self.smoothing = host, -1, np.zeros(3), 0.0
+        self.active = False
+        self._timer = self._tick  # (one function object: the timer is found again by it)
 
-    @property
-    def active(self) -> bool:
-        return self.host is not None
-
-    def start(self, host, body: int, offset: np.ndarray, smoothing: float) -> None:
-        self.host, self.body, self.offset, self.smoothing = host, body, offset, smoothing
-        if not bpy.app.timers.is_registered(_track_tick):
-            bpy.app.timers.register(_track_tick, first_interval=0.0)
+    def start(self, body: int, offset: np.ndarray, smoothing: float) -> None:
+        self.body, self.offset, self.smoothing, self.active = body, offset, smoothing, True
+        if not bpy.app.timers.is_registered(self._timer):
+            bpy.app.timers.register(self._timer, first_interval=0.0)
 
     def stop(self) -> bool:
-        was = self.active
-        self.host = None
-        if bpy.app.timers.is_registered(_track_tick):
-            bpy.app.timers.unregister(_track_tick)
+        was, self.active = self.active, False
+        if bpy.app.timers.is_registered(self._timer):
+            bpy.app.timers.unregister(self._timer)
         return was
+
+    def _tick(self):
+        try:
+            going = self.active and self.tick()
+        except ReferenceError:  # (the scene or its simulation went away)
+            going = False
+        if not going:
+            self.active = False
+            return None
+        return TRACK_INTERVAL
 
     def tick(self) -> bool:
         """Move the view one step; False once there is nothing to follow."""
@@ -255,35 +282,21 @@ class Tracking:
             area = find_view()
         except ProtocolError:
             return False
-        world = Viewport(self.host).world()
+        world = self.host.viewport.world()
         target = shot.xpos[self.body]
         wanted = target + shot.xmat[self.body].reshape(3, 3) @ self.offset
-        pose = pose_of(area, world)
+        pose = pose_of(area, world, self.host.viewport.last_set)
         keep = self.smoothing
         eye = np.array(pose["location"]) * keep + wanted * (1.0 - keep)
         frame = look_at(wanted, target)
         if frame is None:
-            set_pose(area, world, eye, None, None)
+            set_pose(area, world, eye, None, None, self.host.viewport.last_set)
             return True
         x, y, z, w = pose["rotation_quat"]
         now = Quaternion((w, x, y, z))
         turned = now.slerp(Matrix(frame.tolist()).to_quaternion(), 1.0 - keep)
-        set_pose(area, world, eye, np.array(turned), None)
+        set_pose(area, world, eye, np.array(turned), None, self.host.viewport.last_set)
         return True
-
-
-tracking = Tracking()
-
-
-def _track_tick():
-    try:
-        going = tracking.tick()
-    except ReferenceError:  # (the scene or its simulation went away)
-        going = False
-    if not going:
-        tracking.host = None
-        return None
-    return TRACK_INTERVAL
 
 
 # ---------------------------------------------------------------- screenshot
@@ -302,28 +315,19 @@ class Capture:
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top
 
 
-_captures: list = []
-
-
-def ask_screenshot() -> Capture:
-    """(Main thread) A capture of the largest 3D view's next draw (it is tagged for one)."""
-    area = find_view()
-    region = next(r for r in area.regions if r.type == "WINDOW")
-    capture = Capture(region)
-    _captures.append(capture)
-    area.tag_redraw()
-    return capture
-
-
 def capture_drawn() -> None:
-    """(A POST_PIXEL draw callback, last) The pixels of the region being drawn, for the
-    captures that asked for it."""
-    if not _captures:
-        return
-    region = bpy.context.region
-    waiting = [c for c in _captures if c.region == region.as_pointer()]
-    if not waiting:
-        return
+    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots the
+    served scene's clients asked of it."""
+    from . import bridge_host
+
+    served = bridge_host.current()
+    view = getattr(served.host, "viewport", None) if served is not None else None
+    if view is not None and view.captures:
+        view.capture_drawn(bpy.context.region)
+
+
+def read_region(region) -> np.ndarray:
+    """(height, width, 4) uint8 of the region's framebuffer now (in a draw callback), row 0 at the top."""
     import gpu
 
     width, height = region.width, region.height
@@ -334,7 +338,4 @@ def capture_drawn() -> None:
         pixels = np.array(buffer.to_list(), dtype=np.uint8)
     pixels = pixels.reshape(height, width, 4)[::-1].copy()
     pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
-    for capture in waiting:
-        _captures.remove(capture)
-        capture.pixels = pixels
-        capture.done.set()
+    return pixels

@@ -105,8 +105,9 @@ def test_eye_set_in_the_models_world_reads_back(served):
     world = viewport.Viewport(bridge_host.current().host).world()
     world = Matrix.Translation((0.4, -0.2, 0.1)) @ Matrix.Rotation(0.7, 4, "Z") @ world  # (a moved model's)
     turn = debug_markers.euler_quat([10.0, -25.0, 40.0])
-    viewport.set_pose(area, world, [0.3, -1.5, 2.0], turn, 70.0)
-    pose = viewport.pose_of(area, world)
+    memo: dict = {}
+    viewport.set_pose(area, world, [0.3, -1.5, 2.0], turn, 70.0, memo)
+    pose = viewport.pose_of(area, world, memo)
     np.testing.assert_allclose(pose["location"], [0.3, -1.5, 2.0], atol=1e-6)
     np.testing.assert_allclose(pose["rotation_euler"], [10.0, -25.0, 40.0], atol=1e-6)
     x, y, z, w = pose["rotation_quat"]
@@ -115,6 +116,11 @@ def test_eye_set_in_the_models_world_reads_back(served):
     view = area.spaces.active.region_3d
     eye, rotation = viewport.eye_of(view)
     np.testing.assert_allclose(eye, world @ Vector((0.3, -1.5, 2.0)), atol=1e-5)
+    # as Blender keeps the view (single precision), without the pose asked
+    unmemo = viewport.pose_of(area, world)
+    np.testing.assert_allclose(unmemo["location"], pose["location"], atol=1e-5)
+    np.testing.assert_allclose(unmemo["rotation_euler"], pose["rotation_euler"], atol=1e-4)
+    assert unmemo["fov"] == pytest.approx(70.0, abs=1e-4)
     looking = rotation @ Vector((0, 0, -1))  # Blender's view looks along its -z
     want = world.to_3x3() @ Matrix(debug_markers.quat_matrix(turn).tolist()) @ Vector((1, 0, 0))
     np.testing.assert_allclose(looking, want, atol=1e-6)
