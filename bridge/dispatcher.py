@@ -30,6 +30,7 @@ from .camera_streams import CameraStreams, Delay
 from .entities import OBJ, SceneEntities
 from .op import Op
 from .recordings import Recordings
+from .uploads import Uploads
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
 PROTOCOL_VERSION = "mjblend-urlab/1"
@@ -52,7 +53,6 @@ _CONTROLLERS = "MJBlend has no controller components yet: send ctrl with each st
 _CLAIMS = "per-articulation control claims are not served yet: every client's controls are applied"
 _FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
              "has no MJBlend counterpart")
-_UPLOAD = "model upload is not served yet: import the model in Blender and serve the scene"
 NOT_SERVED = {
     "configure_controller": _CONTROLLERS,
     "set_twist": "MJBlend has no twist controllers yet",
@@ -71,11 +71,8 @@ NOT_SERVED = {
     "fastpath_hello": _FASTPATH,
     "fastpath_load": _FASTPATH,
     "fastpath_perturb": _FASTPATH,
-    "upload_model_manifest": _UPLOAD,
-    "upload_model_chunk": _UPLOAD,
-    "upload_model_commit": _UPLOAD,
     **{op: _SCENE_EDIT for op in (
-        "import_xml", "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "remove_actor",
+        "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "remove_actor",
         "set_actor_transform", "duplicate_actor", "actor_hierarchy", "snapshot", "op_status",
         "list_actors", "find_actors", "get_actor_bounds", "select_actor")},
     **{op: "the simulation is started and stopped in Blender (Play): not served yet over the bridge"
@@ -130,6 +127,8 @@ class Dispatcher:
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         # the op groups kept in files of their own: each has `ops() -> {name: Op}`
         self.parts: list = []
+        self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
+        self.parts.append(self.uploads)
         self.ops = self._catalogue()
         for part in self.parts:
             self.ops.update(part.ops())
@@ -830,4 +829,5 @@ class Dispatcher:
         with self.lock:
             self._give_back()
         self.recordings.close()
+        self.uploads.close()
         self.cameras.stop()
