@@ -291,7 +291,7 @@ class Uploads:
                 discard_folder(upload.folder)
         if upload.step_mode:
             self.d.op_set_mode({"mode": upload.step_mode}, None)
-        reply = {"op": "upload_model_commit_ok", "imported": True, **_reply_fields(result)}
+        reply = {"op": "upload_model_commit_ok", "imported": True, **import_reply(result)}
         if keep:
             reply["folder"] = upload.folder
         return reply
@@ -322,7 +322,7 @@ class Uploads:
         result = self.import_model(os.path.abspath(path), job=True)
         if "job_id" in result:  # (a Blender scene: the import is a job of its main thread)
             return {"op": "op_started", "job_id": result["job_id"], "for_op": "import_xml"}
-        return {"op": "import_xml_ok", **_reply_fields(result)}
+        return import_xml_reply(result)
 
     # ------------------------------------------------------------- upkeep
 
@@ -396,10 +396,10 @@ def _file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _reply_fields(result: dict) -> dict:
-    """Host.import_model's result in URLab's words: MJBlend has no Blueprint asset; the
-    model root (a Blender object, or the model's name) stands in for its class path and
-    the entity prefix clients find it by for its short name."""
+def import_reply(result: dict) -> dict:
+    """Host.import_model's result in URLab's words (import_xml's and the commit's): MJBlend
+    has no Blueprint asset; the model root (a Blender object, or the model's name) stands
+    in for its class path and the entity prefix clients find it by for its short name."""
     reply = {key: value for key, value in result.items() if key not in ("model_root", "entity")}
     reply.update(blueprint_class_path=result.get("model_root", ""),
                  blueprint_short_name=result.get("entity", ""),
@@ -407,3 +407,10 @@ def _reply_fields(result: dict) -> dict:
     reply.setdefault("imported_now", True)
     reply.setdefault("warnings", [])
     return reply
+
+
+def import_xml_reply(result: dict) -> dict:
+    """import_xml's reply (or its job's result) from Host.import_model's."""
+    reply = import_reply(result)
+    reply.pop("mjb", None)  # (URLab's import_xml sends none; hello has it)
+    return {"op": "import_xml_ok", **reply}
