@@ -153,6 +153,7 @@ class Uploads:
             raise ProtocolError("bad_mode", f"unknown step_mode {step_mode[:40]!r}: live, direct, puppet "
                                 "(or freerun, stepped, statepushed)")
         assets: dict[str, Blob] = {}
+        folded: set[str] = set()
         for number, entry in enumerate(listed):
             if not isinstance(entry, dict):
                 raise ProtocolError("bad_request", f"manifest asset[{number}] is not a map")
@@ -160,8 +161,10 @@ class Uploads:
             if not bare_name(name):
                 raise ProtocolError("bad_request", f"asset name {str(name)[:80]!r} is not a bare file name "
                                     "(no folders, '..', drive letters, colons or control characters)")
-            if name in assets:
-                raise ProtocolError("bad_request", f"asset {name!r} is listed twice")
+            if name.casefold() in folded:  # (one file on a file system that ignores case)
+                raise ProtocolError("bad_request", f"asset {name!r} is listed twice (names are compared "
+                                    "ignoring case)")
+            folded.add(name.casefold())
             sha = _sha256(entry.get("sha256"), f"asset {name!r}'s sha256")
             size = entry.get("size")
             if isinstance(size, bool) or not isinstance(size, int) or size < 0:
@@ -175,7 +178,7 @@ class Uploads:
             raise ProtocolError("payload_too_large", f"the assets come to {declared} bytes, over "
                                 f"max_total_bytes {limits.total_bytes}")
         xml_file = "model.xml"
-        while xml_file in assets:  # (an asset of that name: the MJCF takes another)
+        while xml_file.casefold() in folded:  # (an asset of that name: the MJCF takes another)
             xml_file = "_" + xml_file
         with self._lock:
             self._sweep()
@@ -251,9 +254,10 @@ class Uploads:
             # (O_NOFOLLOW: the folder is the upload's own, made empty; no link is ever followed)
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
             try:
-                if data:
-                    os.lseek(handle, offset, os.SEEK_SET)
-                    os.write(handle, data)
+                os.lseek(handle, offset, os.SEEK_SET)
+                view = memoryview(data)
+                while view:  # (os.write may write less than it is given)
+                    view = view[os.write(handle, view):]
             finally:
                 os.close(handle)
             blob.received += len(data)

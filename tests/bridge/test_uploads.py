@@ -167,6 +167,8 @@ def test_names_that_leave_the_upload_folder_are_refused(served, name, tmp_path):
     reply = client.call("upload_model_manifest", xml_sha256=sha256(xml), assets=[entry])
     assert reply["code"] == "bad_request", reply
     assert staged(served) == [] and not (tmp_path / "escape.obj").exists()
+    twice = [{"name": n, "sha256": sha256(b"x"), "size": 1} for n in ("mesh.obj", "MESH.obj")]
+    assert client.call("upload_model_manifest", xml_sha256=sha256(xml), assets=twice)["code"] == "bad_request"
     # an undeclared name in a chunk is refused too (and ends the upload)
     opened = client.call("upload_model_manifest", xml_sha256=sha256(xml), assets=[])
     reply = client.call("upload_model_chunk", upload_id=opened["upload_id"], kind="asset", name=name,
