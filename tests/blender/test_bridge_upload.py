@@ -125,3 +125,23 @@ def test_import_xml_is_a_long_job_followed_by_its_status(served):
     # a file that is not there: refused at once, nothing started
     missing = on_main_thread(lambda: served.call("import_xml", path=path + ".missing"))
     assert missing["code"] == "import_failed"
+
+
+def test_a_scene_that_does_not_compile_with_the_import_loses_it_again(served, tmp_path):
+    """MuJoCo loads the uploaded file, but the scene does not compile with it (here: a geom
+    of the scene was given a negative mass in Blender since its last compile): every
+    datablock the import made is removed, the served model and its sessions unchanged."""
+    scene = bpy.context.scene
+    geom = next(o for o in scene.objects if o.mujoco.kind == "GEOM" and o.mujoco.geom.type == "SPHERE")
+    geom.mujoco.geom.mass = -1.0  # (MuJoCo refuses a negative mass)
+    blocks = {name: set(getattr(bpy.data, name).keys()) for name in build.DATA_COLLECTIONS}
+    model = served.host.runner().session.model
+    ball = tmp_path / "ball.xml"
+    ball.write_text('<mujoco model="ball"><worldbody><body><freejoint/><geom size="0.1"/></body>'
+                    '</worldbody></mujoco>')
+    reply = on_main_thread(lambda: upload_model(served, str(ball)))
+    assert reply["code"] == "import_failed" and "negative" in reply["message"], reply
+    assert {name: set(getattr(bpy.data, name).keys()) for name in build.DATA_COLLECTIONS} == blocks
+    assert served.host.runner().session.model is model and served.host.live.error == ""
+    assert os.listdir(tmp_path / "uploads") == []
+    assert served.call("get_state")["op"] == "get_state_ok"
