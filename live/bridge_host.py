@@ -42,6 +42,7 @@ import dataclasses
 import os
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 
 import bpy
@@ -152,7 +153,8 @@ class SceneHost(Host):
             raise ProtocolError("not_ready", "the scene's simulation ended before the import")
         error_before = (live.error, list(live.error_objects))
         try:
-            with build.transaction():
+            with build.transaction(), warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")  # (MuJoCo's attach conflicts: the scene's options win)
                 result = build.import_loaded(loaded, self.scene)
                 if not live.compile(edited=True) or live.error:
                     message = live.error or "it did not compile"
@@ -165,8 +167,9 @@ class SceneHost(Host):
         prefixes = live.served_prefixes[0][1] if live.served_prefixes else []
         entity = prefixes[roots.index(result.root)] if result.root in roots and len(prefixes) == len(roots) \
             else prefix_of(result.root.name)
+        told = [*result.warnings, *live.warnings, *(" ".join(str(w.message).split()) for w in said)]
         return {"model_root": result.root.name, "entity": entity, "imported_now": True,
-                "warnings": list(result.warnings), "keep_folder": staged, **model_fields(live.model)}
+                "warnings": list(dict.fromkeys(told)), "keep_folder": staged, **model_fields(live.model)}
 
     def camera_settings(self) -> dict:
         return self._cameras

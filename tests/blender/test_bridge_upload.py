@@ -56,6 +56,8 @@ def test_an_uploaded_model_joins_the_scene_and_is_served(served, tmp_path):
     reply = on_main_thread(lambda: upload_model(served, CUBE, chunk_bytes=32 << 10, step_mode="stepped"))
     assert reply["op"] == "upload_model_commit_ok", reply
     root = bpy.data.objects[reply["model_root"]]
+    # (the scene's options are the scene's: the cube's own timestep is not taken, and the reply says so)
+    assert any("timestep" in warning for warning in reply["warnings"]), reply["warnings"]
     assert [r.name for r in scene_scan.model_roots(scene)] == roots_before + [root.name]
     # the upload's folder stays with the scene: its meshes and textures are those files
     assert os.path.dirname(reply["folder"]) == str(tmp_path / "uploads")

@@ -231,3 +231,22 @@ def test_import_xml_serves_a_file_of_this_machine(served, mesh_model):
     client.hello()
     assert client.call("import_xml", path=mesh_model + ".missing")["code"] == "import_failed"
     assert client.call("import_xml")["code"] == "missing_field"
+
+
+def test_a_json_client_sends_chunks_as_base64(served, mesh_model):
+    """URLab's JSON clients send a chunk's bytes as base64 text (under `data`, or
+    `data__b64__` as URLab's server reads them)."""
+    import base64
+    dispatcher = served.bridge.dispatcher
+    xml, assets = flat_model(mesh_model)
+    opened = dispatcher.handle({"op": "upload_model_manifest", "xml_sha256": sha256(xml), "assets": [
+        {"name": name, "sha256": sha256(data), "size": len(data)} for name, data in assets.items()]})
+    upload_id = opened["upload_id"]
+    half = len(xml) // 2
+    for key, offset, part in (("data", 0, xml[:half]), ("data__b64__", half, xml[half:])):
+        reply = dispatcher.handle({"op": "upload_model_chunk", "upload_id": upload_id, "kind": "xml",
+                                   "offset": offset, "total": len(xml), key: base64.b64encode(part).decode()})
+    assert reply["complete"] is True and reply["received"] == len(xml)
+    reply = dispatcher.handle({"op": "upload_model_chunk", "upload_id": upload_id, "kind": "asset",
+                               "name": "cube.obj", "offset": 0, "total": len(CUBE), "data": "not base64!"})
+    assert reply["code"] == "bad_request" and staged(served) == []
