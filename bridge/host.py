@@ -18,7 +18,6 @@ import numpy as np
 from ..engine import commands
 from ..engine.runner import Runner
 from ..engine.session import EngineSession
-from ..importer import mujoco_load
 from .wire import ProtocolError
 
 VERSION = "0.1.0"
@@ -53,10 +52,9 @@ class Host:
         return os.path.join(tempfile.gettempdir(), "mjblend_uploads")
 
     def import_model(self, path: str, staged: bool = False, job: bool = False) -> dict:
-        """(A bridge thread, the simulation not lent) Serve the MJCF at `path`: MuJoCo
-        loads it under the importer's time and memory limits (`guarded_load`), then the
-        host serves it (ModelHost: in place of its model; SceneHost: imported into the
-        scene, which recompiles). `staged`: the file is an upload's, whose folder goes
+        """(A bridge thread, the simulation not lent) Serve the MJCF at `path` (ModelHost:
+        in place of its model; SceneHost: imported into the scene, under the importer's
+        guard, and the scene recompiled). `staged`: the file is an upload's, whose folder goes
         afterwards unless the result says `keep_folder`. `job`: a host that imports on
         Blender's main thread answers {"job_id"} at once (URLab's op_started) instead
         of waiting. The result: model_root, entity, imported_now, warnings and the
@@ -147,23 +145,6 @@ def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict
     return copy.to_xml(), files
 
 
-def guarded_load(path: str, limits: mujoco_load.Limits) -> mujoco_load.Load:
-    """MuJoCo's load of `path` as the importer does it (importer/mujoco_load.py): first in
-    a child process within `limits` (a hostile file is stopped there), then in this one;
-    the finished Load (its outcome: spec, model, data, warnings). import_failed with the
-    reason when MuJoCo refuses it or a limit stops it."""
-    label = os.path.basename(path)
-    try:
-        loaded = mujoco_load.Load(mujoco_load.read_source(path), limits, threaded=False)
-        loaded.run()
-        loaded.outcome()
-    except mujoco_load.LoadError as error:
-        message = str(error)
-        raise ProtocolError("import_failed", message if message.startswith(label) else
-                            f"{label}: {message}") from None
-    return loaded
-
-
 def model_fields(model: mujoco.MjModel) -> dict:
     """URLab's upload_model_commit sizes and compiled model of what is served now."""
     buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
@@ -197,7 +178,6 @@ class ModelHost(Host):
         self._files = files
         self._recordings = recordings
         self._uploads = uploads
-        self.import_limits = mujoco_load.Limits(mujoco_load.default_memory_limit(), 300.0)
         self.session = EngineSession(model, keyframe=keyframe)
         self._runner = Runner(self.session, threaded=True, name="MJBlend bridge physics")
         self._runner.start()
@@ -234,18 +214,20 @@ class ModelHost(Host):
         """The model served replaced by the file's (prefixed by its name, as from_file does):
         the physics thread swaps it between two steps (commands.Replace, then a reset to
         qpos0), so the runner, the state stream and the cameras stay; sessions of the old
-        model expire. An upload's files are read into the spec (its folder then goes)."""
-        loaded = guarded_load(path, self.import_limits)
-        spec, _model, _data, warnings = loaded.outcome()
-        root = spec.modelname or os.path.splitext(os.path.basename(path))[0]
-        prefix = prefix_of(root)
+        model expire. An upload's files are read into the spec (its folder then goes).
+        MuJoCo loads it in this process, as from_file does (the importer's guard, a probe
+        process with limits, is a Blender scene's: the bridge imports no importer/)."""
+        label = os.path.basename(path)
         try:
+            spec = mujoco.MjSpec.from_file(path)
+            root = spec.modelname or os.path.splitext(label)[0]
+            prefix = prefix_of(root)
             served = prefixed_spec(spec, prefix)
             if staged:  # (after the attach, which renames the files of a spec that has assets)
-                spec.assets = served.assets = folder_files(os.path.dirname(path), os.path.basename(path))
+                spec.assets = served.assets = folder_files(os.path.dirname(path), label)
             model = served.compile()
         except Exception as error:  # noqa: BLE001 -- MuJoCo's message, the model served unchanged
-            raise ProtocolError("import_failed", f"{os.path.basename(path)}: MuJoCo cannot compile it: "
+            raise ProtocolError("import_failed", f"{label}: MuJoCo cannot load it: "
                                 f"{' '.join(str(error).split())}") from None
         self._served = ((model, prefix), *self._served[:1])
         runner = self._runner
@@ -254,7 +236,7 @@ class ModelHost(Host):
             raise ProtocolError("step_timeout", "the physics thread did not take the new model within 10 s")
         self.name = self._prefix = prefix
         self._specs, self._files = (spec, served), None
-        return {"model_root": root, "entity": prefix, "imported_now": True, "warnings": list(warnings),
+        return {"model_root": root, "entity": prefix, "imported_now": True, "warnings": [],
                 **model_fields(model)}
 
     def compiled_files(self):

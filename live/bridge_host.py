@@ -49,12 +49,12 @@ import bpy
 
 from ..bridge.blender_frames import BlenderFrames
 from ..bridge.camera_streams import KINDS
-from ..bridge.host import Host, guarded_load, model_fields, prefix_of
+from ..bridge.host import Host, model_fields, prefix_of
 from ..bridge.main_thread import MainThread, run_call
 from ..bridge.uploads import import_xml_reply
 from ..bridge.wire import ProtocolError
 from ..engine import cameras as engine_cameras
-from ..importer import build
+from ..importer import build, mujoco_load
 from ..scan import scene_scan
 from ..scene import preferences
 from ..scene.names import first_free, numbered
@@ -185,6 +185,23 @@ def recordings_folder() -> str:
         stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
         return os.path.join(os.path.dirname(bpy.data.filepath), f"{stem}_recordings")
     return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
+
+
+def guarded_load(path: str, limits: mujoco_load.Limits) -> mujoco_load.Load:
+    """MuJoCo's load of `path` as File > Import does it (importer/mujoco_load.py): first in
+    a child process within `limits` (a hostile file is stopped there), then in this one;
+    the finished Load, for build.import_loaded. Bpy-free: a bridge thread runs it. An
+    import_failed ProtocolError with the reason when MuJoCo refuses it or a limit stops it."""
+    label = os.path.basename(path)
+    try:
+        loaded = mujoco_load.Load(mujoco_load.read_source(path), limits, threaded=False)
+        loaded.run()
+        loaded.outcome()
+    except mujoco_load.LoadError as error:
+        message = str(error)
+        raise ProtocolError("import_failed", message if message.startswith(label) else
+                            f"{label}: {message}") from None
+    return loaded
 
 
 def uploads_folder() -> str:

@@ -147,3 +147,19 @@ def test_a_scene_that_does_not_compile_with_the_import_loses_it_again(served, tm
     assert served.host.runner().session.model is model and served.host.live.error == ""
     assert os.listdir(tmp_path / "uploads") == []
     assert served.call("get_state")["op"] == "get_state_ok"
+
+
+def test_a_hostile_upload_is_stopped_by_the_imports_guard(served, tmp_path):
+    """10^8 keyframes: MuJoCo would take hours and ~10 GB. The upload's load runs under
+    the import's guard (a probe process, here with a 2 s time limit), on the bridge's
+    thread: it is stopped, Blender's scene never sees it, the upload's folder goes."""
+    from mjblend.importer import mujoco_load
+    served.host.import_limits = mujoco_load.Limits(memory_bytes=0, seconds=2.0)
+    objects = set(bpy.data.objects.keys())
+    hostile = tmp_path / "keys.xml"
+    hostile.write_text('<mujoco><size nkey="100000000"/><worldbody><body><freejoint/><geom size="0.1"/>'
+                       '</body></worldbody></mujoco>')
+    reply = on_main_thread(lambda: upload_model(served, str(hostile)))
+    assert reply["code"] == "import_failed" and "Time Limit" in reply["message"], reply
+    assert set(bpy.data.objects.keys()) == objects and os.listdir(tmp_path / "uploads") == []
+    assert served.call("get_state")["op"] == "get_state_ok"
