@@ -325,7 +325,8 @@ def flat_files(built: SceneSpec, staging: str) -> tuple[str, dict[str, bytes]]:
     what a client compiles with `MjModel.from_xml_string(text, files)` (URLab's
     `include_assets`). Meshes and textures only Blender has are written as for an
     export, into `staging` (a folder of the caller's, emptied by it); the others are
-    copied there first (ExportFailed names a file that is missing)."""
+    copied there first (ExportFailed names a file that is missing). Blender data is
+    read only for `built`'s scanners and painted textures (none: no main thread needed)."""
     checks.check_names(built)
     spec = built.spec
     placed = place_assets(spec, staging, staging, True, built.blender_meshes, built.blender_textures,

@@ -49,7 +49,7 @@ import bpy
 from ..bridge.blender_frames import BlenderFrames
 from ..bridge.camera_streams import KINDS
 from ..bridge.host import Host, prefix_of
-from ..bridge.main_thread import MainThread, run_call
+from ..bridge.main_thread import MainThread
 from ..bridge.wire import ProtocolError
 from ..engine import cameras as engine_cameras
 from ..scene import preferences
@@ -121,7 +121,7 @@ class SceneHost(Host):
         if runner is None:
             raise ProtocolError("not_ready", "the served simulation ended")
         model = runner.session.model
-        return run_call(self.main_thread, lambda: served_files.served_files(live, model), "include_assets")
+        return served_files.served_files(live, model, self.main_thread)
 
     def recordings_dir(self) -> str:
         return self._recordings

@@ -44,7 +44,7 @@ def differences(served: mujoco.MjModel, loaded: mujoco.MjModel) -> list[str]:
 
     def compare(a, b, where):
         for name in dir(a):
-            if name.startswith("_") or name == "signature" or name in PATH_FIELDS or name.endswith("_pathadr"):
+            if name.startswith("_") or name in ("signature", *PATH_FIELDS) or name.endswith("_pathadr"):
                 continue
             value = getattr(a, name, None)
             other = getattr(b, name, None)
