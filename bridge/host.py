@@ -115,7 +115,7 @@ def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict
             take(texture.file, original.texturedir)
             for name in texture.cubefiles:
                 take(name, original.texturedir)
-    except OSError as error:  # (gone since the load; a file of a model the file attaches, in that model's folder)
+    except OSError as error:  # (gone since the load; a file of an attached model, in that model's folder)
         raise ProtocolError("path_not_readable", f"the model cannot be shipped as MJCF: an asset file cannot "
                             f"be read where the model names it: {error}") from None
     copy = served.copy()
