@@ -355,4 +355,5 @@ def test_include_assets_with_an_asset_gone_from_disk_says_which(serve, tmp_path)
     reply = client.hello(include_assets=True)
     assert reply["op"] == "error" and reply["code"] == "path_not_readable", reply
     assert "X2_lowpoly.obj" in reply["message"]
+    assert served.bridge.dispatcher.sessions == {}  # (a refused hello opens no session)
     assert client.hello()["op"] == "hello_ok"
