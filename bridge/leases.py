@@ -20,13 +20,15 @@ none): activity renews.
 A claim (`claim_control` / `release_control`, namespace "runtime") reserves one
 entity's controls for one owner: the request's `control_owner`, else its session.
 While an entity is claimed, another owner's writes to it are refused
-`not_control_owner` (naming the owner) and change nothing: a step's ctrl, ctrl_map
-or xfrc_applied for it, set_qpos of it, set_mocap_pose of one of its bodies, and a
-puppet step (it writes every entity) while any entity is another's. The owner's
-writes renew the claim. `ttl_s` 0 (the default) never expires; `force` takes a
-claim from its owner. Unlike URLab's newest server, an unclaimed entity takes
-anyone's controls: URLab's own client never claims, and would be refused every
-ctrl otherwise. Claims end with the model they were made on (a recompile).
+`not_control_owner` (the reply names the owner) and change nothing: a step's ctrl,
+ctrl_map or xfrc_applied for it, set_qpos of it, set_mocap_pose of one of its
+bodies, and a puppet step (it writes every entity); another owner's claim of it is
+refused `control_claimed`. An entity sharing a joint, actuator or body with a
+claimed one (a model root's entity holds its free bodies too) counts as claimed.
+The owner's writes renew the claim. `ttl_s` 0 (the default) never expires;
+`force` takes a claim from its owner. Unlike URLab's newest server, an unclaimed
+entity takes anyone's controls: URLab's own client never claims, and would be
+refused every ctrl otherwise. Claims end with the model they were made on.
 """
 
 from __future__ import annotations
@@ -155,16 +157,34 @@ class Leases:
         owner = request.get("control_owner")
         return owner if isinstance(owner, str) and owner else session.id
 
-    def _held(self, prefix: str, now: float) -> Claim | None:
-        """The live claim on `prefix` (claims of an older model, or idle past their TTL, end)."""
+    def _live_claims(self, now: float) -> dict[str, Claim]:
+        """The claims that hold now (those of an older model, or idle past their TTL, end)."""
         if self._claims_model is not self.d.model:
             self.claims.clear()
             self._claims_model = self.d.model
-        claim = self.claims.get(prefix)
-        if claim is not None and claim.ttl > 0 and now - claim.last > claim.ttl:
-            del self.claims[prefix]
-            return None
-        return claim
+        for prefix, claim in list(self.claims.items()):
+            if claim.ttl > 0 and now - claim.last > claim.ttl:
+                del self.claims[prefix]
+        return self.claims
+
+    def _overlap(self, a: str, b: str) -> bool:
+        """Whether entities `a` and `b` share a joint, an actuator or a body (a model
+        root's entity holds the free bodies under its prefix too)."""
+        if a == b:
+            return True
+        by_prefix = self.d.by_prefix
+        first, second = by_prefix.get(a), by_prefix.get(b)
+        if first is None or second is None:
+            return False
+        return any(set(getattr(first, kind).tolist()) & set(getattr(second, kind).tolist())
+                   for kind in ("joints", "actuators", "bodies"))
+
+    def _other_owner(self, prefix: str, owner: str, now: float) -> Claim | None:
+        """A claim of another owner on `prefix`, or on an entity sharing its elements."""
+        for held_prefix, claim in self._live_claims(now).items():
+            if claim.owner != owner and self._overlap(prefix, held_prefix):
+                return claim
+        return None
 
     def _entity(self, request: dict) -> str:
         prefix = fields.string(request, "articulation")
@@ -182,17 +202,20 @@ class Leases:
         force = fields.boolean(request, "force", False)
         owner = self.owner_of(request, session)
         now = self.clock()
-        held = self._held(prefix, now)
-        if held is not None and held.owner != owner and not force:
+        held = self._other_owner(prefix, owner, now)
+        if held is not None and not force:
             raise ProtocolError("control_claimed", f"{prefix} already owned by {held.owner}",
                                 {"owner": held.owner})
+        if force:  # (taken from whoever held it, or an entity sharing its elements)
+            for other in [p for p, c in self.claims.items() if c.owner != owner and self._overlap(prefix, p)]:
+                del self.claims[other]
         self.claims[prefix] = Claim(owner, ttl, now)
         return {"op": "claim_control_ok", "articulation": prefix, "owner": owner, "ttl_s": ttl}
 
     def op_release_control(self, request: dict, session) -> dict:
         prefix = self._entity(request)
         owner = self.owner_of(request, session)
-        held = self._held(prefix, self.clock())
+        held = self._live_claims(self.clock()).get(prefix)
         if held is None or held.owner != owner:
             current = held.owner if held is not None else UNCLAIMED
             raise ProtocolError("not_control_owner", f"{prefix} owned by {current}", {"owner": current})
@@ -201,17 +224,19 @@ class Leases:
 
     def check_control(self, request: dict, session, prefixes) -> None:
         """Refuse (`not_control_owner`) a write to any of `prefixes` another owner has
-        claimed, before anything is applied; the owner's write renews its claims."""
+        claimed (or an entity sharing its elements), before anything is applied; the
+        owner's write renews its claims on them."""
+        if not self.claims:
+            return
         now = self.clock()
         owner = self.owner_of(request, session)
-        mine = []
+        prefixes = list(prefixes)
         for prefix in prefixes:
-            held = self._held(prefix, now)
-            if held is None:
-                continue
-            if held.owner != owner:
+            held = self._other_owner(prefix, owner, now)
+            if held is not None:
                 raise ProtocolError("not_control_owner", f"{prefix} owned by {held.owner}",
                                     {"owner": held.owner})
-            mine.append(held)
-        for claim in mine:
-            claim.last = now
+        for prefix in prefixes:
+            claim = self.claims.get(prefix)
+            if claim is not None and claim.owner == owner:
+                claim.last = now
