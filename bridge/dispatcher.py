@@ -656,6 +656,7 @@ class Dispatcher:
             raise ProtocolError("bad_mode", f"unknown mode {asked[:40]!r}: live, direct, puppet "
                                 "(or freerun, stepped, statepushed)")
         runner = self._runner()
+        self.leases.check_mode(request, session, MODES[asked] != self.mode)
         previous, self.mode = self.mode, MODES[asked]
         self.status.mode = self.mode
         if self.mode != "puppet":

@@ -7,7 +7,11 @@ The lease (ops `acquire_lease` / `release_lease`, namespace "farm") marks the wh
 server taken, so URLabPool.lease never hands it to a second pool client: one lease
 at a time; a second `acquire_lease` is refused `busy` (the reply names the lease
 held); hello's `instance.busy` and the registry entry (bridge/registry.py) say so.
-A lease guards nothing else: every op of every client is served as before. Its
+A lease guards one thing beyond itself: only its holder changes the step mode
+(another client's set_mode to another mode is refused `mode_locked_by_server`,
+which URLab's client takes as a warning when it connects: a pool client refused
+`busy` connects, then closes, setting freerun, and would switch the holder's
+server under it). Every other op of every client is served as before. Its
 TTL is an idle time: each request of the holder's session (other than hello, meta,
 pie_status, op_status and the lease ops, URLab's list: discovery polling must not
 keep a lease alive) restarts it; none for `ttl_s` seconds and the lease is gone.
@@ -118,6 +122,20 @@ class Leases:
                 return
             if lease.session is None or request.get("session_id") == lease.session:
                 lease.last = self.clock()
+
+    def check_mode(self, request: dict, session, change: bool) -> None:
+        """While leased, only the holder changes the server's step mode (the one thing
+        a lease guards beyond itself: URLab's client sets its mode when it connects and
+        sets freerun when it closes, so a pool client refused `busy` would switch the
+        holder's server under it). `mode_locked_by_server` is the code URLab's client
+        takes for it at connect (a warning, not a failure)."""
+        if not change:
+            return
+        with self._lock:
+            lease = self._live(self.clock())
+        if lease is not None and lease.session is not None and session.id != lease.session:
+            raise ProtocolError("mode_locked_by_server", "this server is leased by another client (URLab's "
+                                "pool): only the lease holder changes its step mode")
 
     def op_acquire_lease(self, request: dict) -> dict:
         owner = fields.string(request, "owner", "")

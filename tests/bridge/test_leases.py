@@ -70,6 +70,22 @@ def test_a_lease_is_taken_refused_to_a_second_client_and_released(serve):
     assert again["owner"] == second.session_id  # (no owner given: the session holds it)
 
 
+def test_only_the_holder_changes_the_step_mode_while_leased(serve):
+    """URLab's client sets its step mode when it connects and freerun when it closes: a
+    pool client refused `busy` must not switch the holder's server under it."""
+    served = serve(DESK_TOYS)
+    holder, other = served.client(), served.client()
+    holder.call("set_mode", mode="stepped")
+    lease = holder.call("acquire_lease", ttl_s=60)
+    refused = other.call("set_mode", mode="freerun")
+    assert refused["code"] == "mode_locked_by_server"  # (URLab's client warns, and goes on)
+    assert other.call("set_mode", mode="stepped")["op"] == "set_mode_ok"  # (no change: served)
+    assert other.call("step", n_steps=1, mode="stepped")["op"] == "step_ok"  # (still stepped)
+    assert holder.call("set_mode", mode="statepushed")["current_mode"] == "statepushed"
+    holder.call("release_lease", lease_id=lease["lease_id"])
+    assert other.call("set_mode", mode="freerun")["current_mode"] == "freerun"
+
+
 def test_an_idle_lease_ends_after_its_ttl(serve):
     served = serve(DESK_TOYS)
     holder, other = served.client(), served.client()
