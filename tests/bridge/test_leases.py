@@ -253,7 +253,9 @@ def test_two_clients_fighting_over_control(serve):
         ("step", {"n_steps": 5, "per_articulation": {"desk_toys_box": {
             "xfrc_applied": {"desk_toys_box": [0.0, 0.0, 50.0, 0.0, 0.0, 0.0]}}}}),
         ("set_qpos", {"target": "desk_toys_box", "qpos": [0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0]}),
+        ("set_mocap_pose", {"body": "hand", "pos": [0.3, 0.3, 0.9]}),  # (a body of the claimed root)
     ]
+    hand = first.call("read_mocap_pose", body="hand")
     for op, request in writes:
         reply = second.call(op, **request)
         assert reply["code"] == "not_control_owner" and reply["owner"] == first.session_id, (op, reply)
@@ -261,6 +263,7 @@ def test_two_clients_fighting_over_control(serve):
     assert after["step"] == before["step"] and after["time"] == before["time"]  # (nothing changed)
     for prefix in (OWNED, "desk_toys_box"):
         assert after["arts"][prefix] == before["arts"][prefix]
+    assert first.call("read_mocap_pose", body="hand")["pos"] == hand["pos"]
     assert second.call("release_control", articulation=OWNED)["code"] == "not_control_owner"
 
     # observation is never gated; an unclaimed entity takes anyone's writes
