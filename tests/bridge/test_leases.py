@@ -90,8 +90,8 @@ def test_an_idle_lease_ends_after_its_ttl(serve):
     served = serve(DESK_TOYS)
     holder, other = served.client(), served.client()
     lease = holder.call("acquire_lease", ttl_s=0.3)
-    assert busy(served) is True
-    time.sleep(0.4)  # (the holder sends nothing for longer than its ttl_s)
+    assert lease["op"] == "acquire_lease_ok"
+    time.sleep(0.4)  # (the holder sends nothing for longer than its ttl_s: real time)
     assert busy(served) is False
     assert holder.call("release_lease", lease_id=lease["lease_id"])["code"] == "bad_request"
     assert other.call("acquire_lease", ttl_s=60)["op"] == "acquire_lease_ok"
@@ -118,38 +118,43 @@ def test_the_holders_requests_renew_its_lease_and_polling_does_not(serve):
 
 
 def test_a_lease_that_expires_mid_step(serve):
-    """The TTL runs out while the holder's step is in flight: the step finishes and is
-    answered (mj_step bit for bit); the lease is gone after it, the holder's next step is
-    served and does not bring it back, and another client may take the server."""
+    """The TTL runs out while the holder's step is in flight (the leases' clock moved on
+    inside the step): the step finishes and is answered (mj_step bit for bit); the lease
+    is gone after it, the holder's next step is served and does not bring it back, and
+    another client may take the server."""
     served = serve(DESK_TOYS)
+    dispatcher = served.bridge.dispatcher
+    clock = dispatcher.leases.clock = Clock(100.0)
     holder, other = served.client(), served.client()
     model = mujoco.MjModel.from_xml_path(DESK_TOYS)
     data = mujoco.MjData(model)
     holder.call("set_mode", mode="direct")
     holder.call("reset")
-    lease = holder.call("acquire_lease", ttl_s=0.3)
+    lease = holder.call("acquire_lease", ttl_s=5.0)
+    clock.now = 104.0
 
-    dispatcher = served.bridge.dispatcher
-    publish, slowed = dispatcher.on_state, []
+    publish, during = dispatcher.on_state, []
 
     def slow_step(state):  # (called in the step, after its physics, before its reply)
-        if not slowed:
-            slowed.append(True)
-            time.sleep(0.45)  # (longer than the lease's ttl_s)
+        if not during:
+            during.append(dispatcher.leases.lease)  # (held, renewed when the step arrived)
+            clock.now = 110.0  # (6 s pass while the step runs: past the lease's ttl_s)
         publish(state)
     dispatcher.on_state = slow_step
 
     reply = holder.call("step", n_steps=20, per_articulation={OWNED: {"ctrl": [0.5]}})
-    assert slowed and reply["op"] == "step_ok"
+    assert during[0] is not None and during[0].id == lease["lease_id"] and during[0].last == 104.0
+    assert reply["op"] == "step_ok"
     data.ctrl[:] = 0.5
     for _ in range(20):
         mujoco.mj_step(model, data)
     assert reply["step"] == 20 and reply["time"] == data.time
     served_qpos = [reply["arts"][prefix]["qpos"] for prefix in ("desk_toys_box", "desk_toys_ball")]
     assert np.array_equal(np.concatenate(served_qpos), data.qpos[:14])  # (the two free bodies)
-    assert busy(served) is False  # (it ended during the step)
-    assert holder.call("step", n_steps=1)["op"] == "step_ok"  # (served: a lease guards no op)
-    assert busy(served) is False  # (and not brought back by the holder's activity)
+    # the holder's next request, at once: served (a lease guards no step), and it does not
+    # bring the lease back (it had ended when the request arrived)
+    assert holder.call("step", n_steps=1)["op"] == "step_ok"
+    assert busy(served) is False
     assert holder.call("release_lease", lease_id=lease["lease_id"])["code"] == "bad_request"
     assert other.call("acquire_lease", ttl_s=60)["op"] == "acquire_lease_ok"
 
