@@ -324,6 +324,7 @@ class Dispatcher:
         include_assets = fields.boolean(request, "include_assets", False)
         runner = self._runner()
         model = runner.session.model
+        files = self._compiled_files() if include_assets else None  # (first: a refused hello changes nothing)
         if model is not self.model:  # a new model: every older session is of another one
             self.sessions.clear()
             self.model = model
@@ -357,16 +358,19 @@ class Dispatcher:
             instance.update(shm_fields.pop("instance", {}))
             reply.update(shm_fields)
         reply["instance"] = instance
-        if include_assets:
-            try:
-                files = self.host.compiled_files()
-            except ValueError as problem:
-                raise ProtocolError("unsupported",
-                                    f"the model cannot be shipped as MJCF: {problem}") from None
-            if files is None:
-                raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        if files is not None:
             reply["mjcf_compiled"], reply["vfs_assets"] = files
         return reply
+
+    def _compiled_files(self) -> tuple[str, dict]:
+        """URLab's include_assets: (MJCF text, {bare file name: bytes}) of the model served."""
+        try:
+            files = self.host.compiled_files()
+        except ValueError as problem:
+            raise ProtocolError("unsupported", f"the model cannot be shipped as MJCF: {problem}") from None
+        if files is None:
+            raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        return files
 
     def op_meta(self, request: dict) -> dict:
         ops = [{"name": name, "category": op.category, "namespace": op.namespace,
