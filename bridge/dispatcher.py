@@ -28,8 +28,10 @@ from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
 from .entities import OBJ, SceneEntities
+from .leases import Leases
 from .op import Op
 from .recordings import Recordings
+from .registry import capabilities
 from .uploads import Uploads
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
@@ -50,7 +52,6 @@ NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
 _EDITOR = "an Unreal editor op; MJBlend serves a running simulation only"
 _SCENE_EDIT = "editing the Blender scene over the bridge is not served yet: edit it in Blender"
 _CONTROLLERS = "MJBlend has no controller components yet: send ctrl with each step"
-_CLAIMS = "per-articulation control claims are not served yet: every client's controls are applied"
 _FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
              "has no MJBlend counterpart")
 NOT_SERVED = {
@@ -58,16 +59,12 @@ NOT_SERVED = {
     "set_twist": "MJBlend has no twist controllers yet",
     "set_control_source": "MJBlend takes the controls from the bridge while a client steps, "
                           "else from Blender",
-    "claim_control": _CLAIMS,
-    "release_control": _CLAIMS,
     "set_possess": "Unreal's pawn possession (keyboard / gamepad driving) has no MJBlend counterpart",
     "set_user_channels": "user channels in the state stream are not served yet",
     "resolve_geom": "Unreal's live geom materials (visual randomization) are not served: "
                     "MJBlend's geoms are Blender objects",
     "set_geom_appearance": "Unreal's live geom materials (visual randomization) are not served: "
                            "MJBlend's geoms are Blender objects",
-    "acquire_lease": "leases for URLab's pool of servers are not served yet",
-    "release_lease": "leases for URLab's pool of servers are not served yet",
     "fastpath_hello": _FASTPATH,
     "fastpath_load": _FASTPATH,
     "fastpath_perturb": _FASTPATH,
@@ -127,6 +124,8 @@ class Dispatcher:
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         # the op groups kept in files of their own: each has `ops() -> {name: Op}`
         self.parts: list = []
+        self.leases = Leases(self)  # URLab's farm lease and control claims (bridge/leases.py)
+        self.parts.append(self.leases)
         self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
         self.parts.append(self.uploads)
         self.ops = self._catalogue()
@@ -148,7 +147,7 @@ class Dispatcher:
                 request, encoding = decode(frame, limit) if limit else decode(frame)
                 reply, encoding = self._handle(request, encoding)
             except ProtocolError as problem:
-                reply = self._failed(problem.code, problem.message)
+                reply = self._failed(problem.code, problem.message, problem.fields)
             except Exception as bug:  # noqa: BLE001 (a client never takes the server down)
                 reply = self._failed("internal_error", f"{type(bug).__name__}: {bug}")
             try:
@@ -163,16 +162,17 @@ class Dispatcher:
             try:
                 return self._handle(request, MSGPACK)[0]
             except ProtocolError as problem:
-                return self._failed(problem.code, problem.message)
+                return self._failed(problem.code, problem.message, problem.fields)
 
-    def _failed(self, code: str, message: str) -> dict:
+    def _failed(self, code: str, message: str, fields: dict | None = None) -> dict:
         self.status.errors += 1
         self.status.last_error = f"{code}: {message}"
-        return error(code, message)
+        return error(code, message, fields)
 
     def _handle(self, request: dict, encoding: str) -> tuple[dict, str]:
         name = request["op"]
         self.status.last_op = name
+        self.leases.note(name, request)  # (the lease holder's activity keeps its lease)
         op = self.ops.get(name)
         if op is None:
             if name in NOT_SERVED:
@@ -323,6 +323,7 @@ class Dispatcher:
         include_assets = fields.boolean(request, "include_assets", False)
         runner = self._runner()
         model = runner.session.model
+        files = self._compiled_files() if include_assets else None  # (first: a refused hello changes nothing)
         if model is not self.model:  # a new model: every older session is of another one
             self.sessions.clear()
             self.model = model
@@ -349,22 +350,26 @@ class Dispatcher:
         }
         # (URLab's pool and discover_static read the ports here; no `host` unless shared memory
         # is served: URLab's client with transport "auto" moves to it on its own host)
-        instance = dict(self.instance, manager_present=True, busy=False, urlab_version=reply["urlab_version"])
+        instance = dict(self.instance, manager_present=True, busy=self.leases.busy(),
+                        urlab_version=reply["urlab_version"], capabilities=capabilities(self))
         if self.shm is not None:  # (empty unless it serves: URLab's client moves to what this names)
             shm_fields = self.shm.handshake_fields()
             instance.update(shm_fields.pop("instance", {}))
             reply.update(shm_fields)
         reply["instance"] = instance
-        if include_assets:
-            try:
-                files = self.host.compiled_files()
-            except ValueError as problem:
-                raise ProtocolError("unsupported",
-                                    f"the model cannot be shipped as MJCF: {problem}") from None
-            if files is None:
-                raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        if files is not None:
             reply["mjcf_compiled"], reply["vfs_assets"] = files
         return reply
+
+    def _compiled_files(self) -> tuple[str, dict]:
+        """URLab's include_assets: (MJCF text, {bare file name: bytes}) of the model served."""
+        try:
+            files = self.host.compiled_files()
+        except ValueError as problem:
+            raise ProtocolError("unsupported", f"the model cannot be shipped as MJCF: {problem}") from None
+        if files is None:
+            raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        return files
 
     def op_meta(self, request: dict) -> dict:
         ops = [{"name": name, "category": op.category, "namespace": op.namespace,
@@ -513,6 +518,15 @@ class Dispatcher:
                 (np.asarray(index, dtype=np.int64) if index else None),
                 tuple(bodies), (np.asarray(wrenches) if bodies else None))
 
+    @staticmethod
+    def _controlled(request: dict) -> list[str]:
+        """The entities a step's per-entity blocks write (ctrl, ctrl_map, xfrc_applied):
+        the ones a control claim gates (an observation-only block writes nothing)."""
+        blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
+                  or {})
+        return [prefix for prefix, block in blocks.items() if isinstance(block, dict) and any(
+            block.get(key) is not None for key in ("ctrl", "ctrl_map", "xfrc_applied"))]
+
     def op_step(self, request, session) -> dict:
         self._check_level(request)
         runner = self._runner()
@@ -533,6 +547,7 @@ class Dispatcher:
             if qpos is None:
                 raise ProtocolError("missing_field",
                                     "a puppet step sends the full qpos (and qvel, ctrl, time)")
+            self.leases.check_control(request, session, self.by_prefix)  # (it writes every entity)
             command = commands.PushState(qpos, qvel, ctrl, when)
             shot = self._send(runner, command, "the pushed state")
             reply = self._reply("step_ok", shot, request, session)
@@ -544,6 +559,7 @@ class Dispatcher:
                                          "force": wrench[:3], "torque": wrench[3:]}
             return reply
         values, index, bodies, wrenches = self._controls(request)
+        self.leases.check_control(request, session, self._controlled(request))
         if self.mode == "direct":
             shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches),
                               f"{count} steps")
@@ -643,6 +659,7 @@ class Dispatcher:
             raise ProtocolError("bad_mode", f"unknown mode {asked[:40]!r}: live, direct, puppet "
                                 "(or freerun, stepped, statepushed)")
         runner = self._runner()
+        self.leases.check_mode(request, session, MODES[asked] != self.mode)
         previous, self.mode = self.mode, MODES[asked]
         self.status.mode = self.mode
         if self.mode != "puppet":
@@ -691,11 +708,12 @@ class Dispatcher:
                                     f"qpos has {len(qpos)} values; {target} takes {len(index)}"
                                     + (" (or 7 for its free base)" if free else ""))
         values = fields.as_vector(qpos, "'qpos'", len(index))
+        self.leases.check_control(request, session, [target])
         self._send(self._runner(), commands.SetQpos(index, values), "set_qpos")
         return {"op": "set_qpos_ok", "target": target, "actor_id": target, "qpos": values,
                 "free_base_shortcut": bool(shortcut)}
 
-    def _mocap(self, request) -> tuple[str, int]:
+    def _mocap(self, request) -> tuple[str, int, int]:
         name = fields.string(request, "body")
         body = self._named(OBJ.mjOBJ_BODY, name)
         if body < 0:
@@ -703,10 +721,10 @@ class Dispatcher:
         mocap = int(self.model.body_mocapid[body])
         if mocap < 0:
             raise ProtocolError("not_mocap_body", f"body {name!r} is not a mocap body")
-        return name, mocap
+        return name, mocap, body
 
     def op_set_mocap_pose(self, request, session) -> dict:
-        name, mocap = self._mocap(request)
+        name, mocap, body = self._mocap(request)
         shot = self._state(self._runner())
         pos = fields.vector(request, "pos", 3, None)
         quat = fields.vector(request, "quat", 4, None)
@@ -719,13 +737,14 @@ class Dispatcher:
                 raise ProtocolError("bad_value", "'quat' must not be zero")
             quat = quat / norm
         quat = shot.mocap_quat[mocap] if quat is None else quat
+        self.leases.check_control(request, session, [e.prefix for e in self.entities if body in e.bodies])
         shot = self._send(self._runner(), commands.SetMocap((mocap,), np.array([pos]), np.array([quat])),
                           "the mocap pose")
         return {"op": "set_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap].tolist(),
                 "quat": shot.mocap_quat[mocap].tolist()}
 
     def op_read_mocap_pose(self, request, session) -> dict:
-        name, mocap = self._mocap(request)
+        name, mocap, _ = self._mocap(request)
         shot = self._state(self._runner())
         return {"op": "read_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap],
                 "quat": shot.mocap_quat[mocap]}

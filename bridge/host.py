@@ -131,8 +131,9 @@ def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict
             take(texture.file, original.texturedir)
             for name in texture.cubefiles:
                 take(name, original.texturedir)
-    except OSError as error:  # (e.g. a file of a model the file attaches, in that model's folder)
-        raise ValueError(f"an asset file cannot be read where the model names it: {error}") from None
+    except OSError as error:  # (gone since the load; a file of an attached model, in that model's folder)
+        raise ProtocolError("path_not_readable", f"the model cannot be shipped as MJCF: an asset file cannot "
+                            f"be read where the model names it: {error}") from None
     copy = served.copy()
     for element in (*copy.meshes, *copy.hfields, *copy.skins):
         element.file = names.get(element.file, element.file)

@@ -275,6 +275,10 @@ class Uploads:
 
     def op_commit(self, request) -> dict:
         upload_id = fields.string(request, "upload_id")
+        # (whose commit: its step_mode is applied as that client's set_mode, which a lease
+        # another client holds refuses; the sessions expire with the old model)
+        sid = request.get("session_id")
+        session = (self.d.sessions.get(sid) if isinstance(sid, str) else None) or _NO_SESSION
         with self._lock:
             upload = self._open_upload(upload_id)
             del self.open[upload_id]  # (committing: the sweeper leaves it alone)
@@ -293,9 +297,12 @@ class Uploads:
         finally:
             if not keep:
                 discard_folder(upload.folder)
-        if upload.step_mode:
-            self.d.op_set_mode({"mode": upload.step_mode}, None)
         reply = {"op": "upload_model_commit_ok", "imported": True, **import_reply(result)}
+        if upload.step_mode:
+            try:
+                self.d.op_set_mode({"mode": upload.step_mode}, session)
+            except ProtocolError as problem:  # (imported all the same: said, as URLab's warnings)
+                reply["warnings"].append(f"step_mode {upload.step_mode!r} not applied: {problem.message}")
         if keep:
             reply["folder"] = upload.folder
         return reply
@@ -375,6 +382,13 @@ class Uploads:
         sweeper = self._sweeper
         if sweeper is not None:
             sweeper.join(2.0)
+
+
+class _NoSession:
+    id = None  # (a commit sent without a live session: no lease holder's)
+
+
+_NO_SESSION = _NoSession()
 
 
 def _chunk_bytes(request: dict) -> bytes:

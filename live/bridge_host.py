@@ -60,7 +60,7 @@ from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import blender_camera, scene_session, simulation
+from . import blender_camera, scene_session, served_files, simulation
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
@@ -121,9 +121,14 @@ class SceneHost(Host):
         return list(served[0][1]) if served else []
 
     def compiled_files(self):
-        # Writing the scene as MJCF with its assets is the exporter's job on the main
-        # thread (it reads Blender data); not served: `include_assets` gets a clear error.
-        return None
+        """(A bridge thread; URLab's `include_assets`) The served model's MJCF and asset
+        files, written by the exporter on the main thread while this thread waits."""
+        live = self.live
+        runner = live.runner if live is not None else None
+        if runner is None:
+            raise ProtocolError("not_ready", "the served simulation ended")
+        model = runner.session.model
+        return served_files.served_files(live, model, self.main_thread)
 
     def recordings_dir(self) -> str:
         return self._recordings

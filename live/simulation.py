@@ -88,6 +88,10 @@ class LiveSimulation:
         # from its own thread, made here on the main thread (a recompile's model may
         # reach the runner a moment after it is bound)
         self.served_prefixes: tuple = ()
+        # ((model, the SceneSpec it compiled from), the one before): the bridge's
+        # `include_assets` writes the spec the served model came from (main thread)
+        self.served_specs: tuple = ()
+        self._built = None  # the SceneSpec of the last build of several roots (or for the bridge)
         self.runner: Runner | None = None
         self.binding: Binding | None = None  # of the current model
         self.error = ""  # the last failed recompile, shown in the panels
@@ -181,6 +185,7 @@ class LiveSimulation:
             prefixes = self.entity_prefixes(roots) if self.for_bridge else None
             built = compile_spec.build_spec(roots, warnings, held=self.held, entity_prefixes=prefixes)
             spec, scanners = built.spec, built.scanners
+            self._built = built
             self._signature = signature
             return spec, None, scanners, roots, warnings
         except (scene_scan.ScanError, compile_spec.CompileError) as error:
@@ -209,6 +214,7 @@ class LiveSimulation:
         ids = self._bind(model, scanners, roots, data)
         if self.for_bridge:
             self.served_prefixes = ((model, self.entity_prefixes(roots)), *self.served_prefixes[:1])
+            self.served_specs = ((model, self._built), *self.served_specs[:1])
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
             session = EngineSession(model, ids, keyframe=keyframe, data=data)

@@ -89,6 +89,12 @@ def test_an_uploaded_model_joins_the_scene_and_is_served(served, tmp_path):
     first = model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)]
     assert len(qpos) == cube.nq and np.array_equal(qpos, data.qpos[first:first + cube.nq])
     assert step["time"] == data.time
+    # include_assets: the scene with the upload, its textures read from the kept folder
+    shipped = on_main_thread(lambda: served.call("hello", include_assets=True))
+    assert shipped["op"] == "hello_ok", shipped
+    again = mujoco.MjModel.from_xml_string(shipped["mjcf_compiled"], shipped["vfs_assets"])
+    assert (again.nq, again.ntex, again.nmesh) == (model.nq, model.ntex, model.nmesh)
+    assert np.array_equal(again.tex_data, model.tex_data)
 
 
 def test_a_model_mujoco_refuses_changes_nothing_in_the_scene(served, tmp_path):

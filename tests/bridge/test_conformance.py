@@ -55,6 +55,10 @@ SEQUENCE = [
     ("replay_start", lambda seen: {}),
     ("replay_stop", lambda seen: {}),
     ("recording_clear", lambda seen: {}),
+    ("acquire_lease", lambda seen: {"ttl_s": 60.0, "owner": "conformance"}),
+    ("claim_control", lambda seen: {"articulation": "desk_toys_box", "ttl_s": 10.0}),
+    ("release_control", lambda seen: {"articulation": "desk_toys_box"}),
+    ("release_lease", lambda seen: {"lease_id": seen["acquire_lease"]["lease_id"]}),
     # the model replaced by an upload of the same file, then by import_xml (a hello after each)
     ("upload_model_manifest", lambda seen: {"xml_sha256": hashlib.sha256(DESK_TOYS_XML).hexdigest(),
                                             "assets": [], "total_bytes": len(DESK_TOYS_XML)}),

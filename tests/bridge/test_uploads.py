@@ -250,3 +250,14 @@ def test_a_json_client_sends_chunks_as_base64(served, mesh_model):
     reply = dispatcher.handle({"op": "upload_model_chunk", "upload_id": upload_id, "kind": "asset",
                                "name": "cube.obj", "offset": 0, "total": len(CUBE), "data": "not base64!"})
     assert reply["code"] == "bad_request" and staged(served) == []
+
+
+def test_a_commit_under_another_clients_lease_keeps_the_holders_step_mode(served, mesh_model):
+    """URLab's commit applies the manifest's step_mode; a server another client leased
+    keeps its mode (only the holder changes it): the model is served, the reply says so."""
+    holder, other = served.client(), served.client()
+    assert holder.call("acquire_lease", ttl_s=60.0, owner="holder")["op"] == "acquire_lease_ok"
+    reply = upload_model(other, mesh_model, step_mode="stepped")
+    assert reply["op"] == "upload_model_commit_ok", reply
+    assert any("not applied" in warning for warning in reply["warnings"]), reply["warnings"]
+    assert served.bridge.dispatcher.mode == "live" and staged(served) == []
