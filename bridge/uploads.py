@@ -310,15 +310,13 @@ class Uploads:
     def import_model(self, path: str, staged: bool = False, job: bool = False) -> dict:
         """Host.import_model, after the bridge lets go of the simulation (the host's
         recompile, or a Blender job, applies the new model: a replay ends, a recording
-        stops, a simulation lent to the bridge is given back and borrowed again on the
-        next request). Sessions of the old model expire when it is replaced."""
+        of the old model stops and is kept, as recording_stop keeps it; a simulation lent
+        to the bridge is given back and borrowed again on the next request). Sessions of
+        the old model expire when it is replaced."""
         recordings = self.d.recordings
         recordings.stop_replay()
-        runner = self.d.host.runner()
-        if recordings.recorder is not None and runner is not None:
-            from ..engine import commands
-            self.d._send(self.d._runner(), commands.StopRecording(), "the recording")
-            recordings.recorder = None
+        if recordings.recorder is not None and self.d.host.runner() is not None:
+            recordings.op_recording_stop({}, None)
         self.d._give_back()
         return self.d.host.import_model(path, staged=staged, job=job)
 

@@ -261,3 +261,14 @@ def test_a_commit_under_another_clients_lease_keeps_the_holders_step_mode(served
     assert reply["op"] == "upload_model_commit_ok", reply
     assert any("not applied" in warning for warning in reply["warnings"]), reply["warnings"]
     assert served.bridge.dispatcher.mode == "live" and staged(served) == []
+
+
+def test_a_recording_of_the_old_model_is_stopped_and_kept(served, mesh_model):
+    client = served.client()
+    client.call("set_mode", mode="direct")
+    assert client.call("recording_start", name="before")["op"] == "recording_start_ok"
+    client.call("step", n_steps=5)
+    assert upload_model(client, mesh_model)["op"] == "upload_model_commit_ok"
+    client.hello()
+    assert client.call("replay_list_sessions")["sessions"] == ["before"]
+    assert client.call("recording_start", name="after")["op"] == "recording_start_ok"  # (none running)
