@@ -127,7 +127,8 @@ def test_targets_clamped_to_the_joint_range_and_raw_writes_ctrl_as_sent(serve, t
                                                           "control_mode": "ue_controller"}})
     assert reply["arts"]["arm"]["ctrl"] == [0.1, 0.2, 0.3, 0.4]
     client.call("configure_controller", articulation="arm", params={"default_kp": 10.0})
-    reply = client.call("step", per_articulation={"arm": {"ctrl": [0.5, 0.6, 0.7, 0.8], "control_mode": "raw"}})
+    raw = {"ctrl": [0.5, 0.6, 0.7, 0.8], "control_mode": "raw"}
+    reply = client.call("step", per_articulation={"arm": raw})
     assert reply["arts"]["arm"]["ctrl"] == [0.5, 0.6, 0.7, 0.8]
     before = reply["arts"]["arm"]
     # targets beyond the joints' ranges are clamped to them (the slide's range is 0 .. 0.1)
@@ -142,7 +143,7 @@ def test_targets_clamped_to_the_joint_range_and_raw_writes_ctrl_as_sent(serve, t
 def test_bad_params_are_refused_and_nothing_changes(serve, tmp_path):
     served, client = arm(serve, tmp_path)
     before = client.call("configure_controller", articulation="arm", params={})
-    assert before["op"] == "configure_controller_ok" and before["enabled"] is False  # (a read: {} sets nothing)
+    assert before["op"] == "configure_controller_ok" and before["enabled"] is False  # ({} only reads)
     bad = [
         ({"articulation": "arm", "params": {"gain": 1.0}}, "controller_schema_violation"),
         ({"articulation": "arm", "params": {"kp": 5.0}}, "controller_schema_violation"),
@@ -186,7 +187,8 @@ def test_twist_kept_and_returned_in_observations(serve, tmp_path):
     client.call("set_mode", mode="direct")
     for level in ("minimal", "standard", "full"):
         arts = client.call("step", observations=level)["arts"]["arm"]
-        assert arts["twist"] == {"linear": reply["linear"], "angular": reply["angular"]} and arts["actions"] == 0
+        assert arts["twist"] == {"linear": reply["linear"], "angular": reply["angular"]}
+        assert arts["actions"] == 0
     assert client.call("set_twist", articulation="leg")["code"] == "unknown_articulation"
     assert client.call("set_twist", articulation="arm", linear=["fast"])["code"] == "bad_value"
     assert client.call("set_twist", articulation="arm", angular=[0, 0, 1, 2])["code"] == "bad_value"
@@ -222,7 +224,8 @@ def test_control_source_switches_between_the_bridge_and_blenders_controls(serve,
     assert stepped["ctrl"][:3] == list(map(float, expected))
 
     assert client.call("set_control_source", source="keyboard")["code"] == "bad_value"
-    assert client.call("set_control_source", source="ui", articulation="leg")["code"] == "unknown_articulation"
+    unknown = client.call("set_control_source", source="ui", articulation="leg")
+    assert unknown["code"] == "unknown_articulation"
     assert client.call("set_control_source")["code"] == "missing_field"
 
 
