@@ -48,8 +48,8 @@ class Articulation:
     def __init__(self, model, entity, source: str):
         self.entity = entity
         self.actuators, self.joints = bindable(model, entity.actuators)
-        position = {int(a): i for i, a in enumerate(entity.actuators)}
-        self.positions = np.asarray([position[int(a)] for a in self.actuators], dtype=np.int64)
+        self.where = {int(a): i for i, a in enumerate(entity.actuators)}  # actuator id -> position
+        self.positions = np.asarray([self.where[int(a)] for a in self.actuators], dtype=np.int64)
         self.names = tuple(entity.actuator_names[i] for i in self.positions)
         # per actuator: the value set, NaN where the default applies
         self.gains = {key: np.full(len(self.actuators), np.nan, dtype=np.float32) for key in PER_JOINT}
@@ -59,6 +59,7 @@ class Articulation:
         self.staged: np.ndarray | None = None  # the last ctrl the bridge sent, per actuator
         self.twist = (0.0, 0.0, 0.0)  # (vx, vy, yaw rate), as URLab's UMjTwistController keeps it
         self.law: PDLaw | None = None  # the law the runner applies now
+        self._gains_law: PDLaw | None = None  # the bindings and gains now (targets given per step)
 
     @property
     def has_controller(self) -> bool:
@@ -94,8 +95,14 @@ class Articulation:
         """The law that should run now (None: none)."""
         if not self.runs(mode):
             return None
-        return PDLaw.of(model, self.actuators, self.joints, self.effective("kp"), self.effective("kv"),
-                        self.effective("torque_limit"), self.staged[self.positions])
+        if self._gains_law is None:
+            self._gains_law = PDLaw.of(model, self.actuators, self.joints, self.effective("kp"),
+                                       self.effective("kv"), self.effective("torque_limit"),
+                                       np.zeros(len(self.actuators)))
+        return self._gains_law.with_targets(self.staged[self.positions])
+
+    def gains_changed(self) -> None:
+        self._gains_law = None
 
     def observed(self) -> dict:
         vx, vy, yaw = self.twist
@@ -182,9 +189,11 @@ class Controllers:
             return index, values, None
         staged = art.staged
         if values is not None:
-            staged = np.zeros(len(entity.actuators)) if staged is None else staged.copy()
-            where = {int(a): i for i, a in enumerate(entity.actuators)}
-            staged[[where[int(a)] for a in index]] = values
+            if index is entity.actuators:  # (the whole ctrl vector: the common case)
+                staged = values
+            else:
+                staged = np.zeros(len(entity.actuators)) if staged is None else staged.copy()
+                staged[[art.where[int(a)] for a in index]] = values
         plan = (art, staged, mode)
         if art.source == "ui":
             return None, None, plan  # (Blender's controls drive the actuators)
@@ -196,9 +205,11 @@ class Controllers:
     def commit(self, plans) -> dict | None:
         """Apply the plans of a checked step: the laws changed, for the step's command."""
         model = self.d.model
+        running = self.d._runner().session.laws  # (a new simulation of the same model has none)
         changes = {}
         for art, staged, mode in plans:
-            if staged is art.staged and art.runs(mode) == (art.law is not None):
+            if staged is art.staged and art.runs(mode) == (art.law is not None) \
+                    and running.get(art.entity.prefix) is art.law:
                 continue  # (no new targets, and it runs or rests as it did: the law stays)
             art.staged = staged
             law = art.wanted_law(model, mode)
@@ -224,6 +235,7 @@ class Controllers:
                 art.gains[key][i] = value
         for key, value in defaults.items():
             art.defaults[key] = f32(value)
+        art.gains_changed()
         if params:
             art.enabled = True  # (as URLab's ApplyConfig)
         self._apply_laws([art])

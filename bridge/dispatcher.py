@@ -489,27 +489,29 @@ class Dispatcher:
                                     f"{', '.join(by_prefix) or 'none'})")
             if not isinstance(block, dict):
                 raise ProtocolError("bad_value", f"per_articulation[{prefix!r}] must be a map")
-            ids, sent = [], []
+            ids, sent = None, None
             if block.get("ctrl") is not None:
-                sent.extend(fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators)).tolist())
-                ids.extend(entity.actuators.tolist())
+                sent = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
+                ids = entity.actuators
             ctrl_map = block.get("ctrl_map")
             if ctrl_map is not None:
                 if not isinstance(ctrl_map, dict):
                     raise ProtocolError("bad_value", f"{prefix}.ctrl_map must be a map of name: value")
+                named, given = [], []
                 for name, value in ctrl_map.items():
                     if name not in entity.actuator_names:
                         raise ProtocolError("unknown_actuator", f"{prefix} has no actuator {name!r}")
-                    ids.append(int(entity.actuators[entity.actuator_names.index(name)]))
-                    sent.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
-            raw_ids, raw_values, plan = self.controllers.route(
-                entity, block, np.asarray(ids, dtype=np.int64) if ids else None,
-                np.asarray(sent) if ids else None)
+                    named.append(int(entity.actuators[entity.actuator_names.index(name)]))
+                    given.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+                ids = np.concatenate([ids, named]).astype(np.int64) if ids is not None \
+                    else np.asarray(named, dtype=np.int64)
+                sent = np.concatenate([sent, given]) if sent is not None else np.asarray(given)
+            raw_ids, raw_values, plan = self.controllers.route(entity, block, ids, sent)
             if plan is not None:
                 plans.append(plan)
-            if raw_ids is not None:
-                index.extend(raw_ids.tolist())
-                values.extend(raw_values.tolist())
+            if raw_ids is not None and len(raw_ids):
+                index.append(raw_ids)
+                values.append(raw_values)
             xfrc = block.get("xfrc_applied")
             if xfrc is not None:
                 if not isinstance(xfrc, dict):
@@ -522,8 +524,9 @@ class Dispatcher:
                         raise ProtocolError("unknown_body", f"no body {name!r} in {prefix}")
                     bodies.append(body)
                     wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
-        return ((np.asarray(values) if index else None),
-                (np.asarray(index, dtype=np.int64) if index else None),
+        if len(index) > 1:
+            index, values = [np.concatenate(index)], [np.concatenate(values)]
+        return ((values[0] if index else None), (index[0] if index else None),
                 tuple(bodies), (np.asarray(wrenches) if bodies else None), plans)
 
     @staticmethod

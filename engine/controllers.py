@@ -68,6 +68,11 @@ class PDLaw:
                    model.jnt_dofadr[joints].astype(np.int64), low, high, f32(kp), f32(kv), f32(limit),
                    f32(targets))
 
+    def with_targets(self, targets) -> PDLaw:
+        """This law with new targets (its gains and bindings shared: no copy)."""
+        return PDLaw(self.actuators, self.qpos, self.qvel, self.low, self.high, self.kp, self.kv, self.limit,
+                     np.asarray(targets, dtype=np.float32))
+
     def apply(self, data) -> None:
         position = data.qpos[self.qpos].astype(np.float32)
         velocity = data.qvel[self.qvel].astype(np.float32)
