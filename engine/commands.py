@@ -222,7 +222,6 @@ class SetLaws:
     given None loses its law."""
 
     laws: dict = field(repr=False)
-    changes = False  # (the state stays as it is: the laws act from the next step)
 
     def apply(self, runner) -> None:
         runner.session.set_laws(self.laws)

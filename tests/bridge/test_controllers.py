@@ -240,3 +240,8 @@ def test_the_controller_runs_every_physics_step_while_the_scene_plays(serve, tmp
         reply = client.call("step", n_steps=1)
     qpos = np.asarray(reply["arts"]["arm"]["qpos"])
     assert np.abs(qpos - [-0.4, 0.9, 0.02]).max() < 0.03, qpos
+    # new gains while it runs (and while paused: answered at once, the law swapped between steps)
+    client.call("set_paused", paused=True)
+    reply = client.call("configure_controller", articulation="arm", params={"kp": {"shoulder": 0.0}})
+    assert reply["op"] == "configure_controller_ok" and reply["params"]["kp"]["shoulder"] == 0.0
+    assert served.host.session.laws["arm"].kp[0] == 0.0
