@@ -27,6 +27,7 @@ from ..engine import commands
 from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
+from .controllers import Controllers
 from .entities import OBJ, SceneEntities
 from .leases import Leases
 from .op import Op
@@ -51,14 +52,9 @@ NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
 # newest dispatcher, editor handlers, client and protocol reference).
 _EDITOR = "an Unreal editor op; MJBlend serves a running simulation only"
 _SCENE_EDIT = "editing the Blender scene over the bridge is not served yet: edit it in Blender"
-_CONTROLLERS = "MJBlend has no controller components yet: send ctrl with each step"
 _FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
              "has no MJBlend counterpart")
 NOT_SERVED = {
-    "configure_controller": _CONTROLLERS,
-    "set_twist": "MJBlend has no twist controllers yet",
-    "set_control_source": "MJBlend takes the controls from the bridge while a client steps, "
-                          "else from Blender",
     "set_possess": "Unreal's pawn possession (keyboard / gamepad driving) has no MJBlend counterpart",
     "set_user_channels": "user channels in the state stream are not served yet",
     "resolve_geom": "Unreal's live geom materials (visual randomization) are not served: "
@@ -126,6 +122,8 @@ class Dispatcher:
         self.parts: list = []
         self.leases = Leases(self)  # URLab's farm lease and control claims (bridge/leases.py)
         self.parts.append(self.leases)
+        self.controllers = Controllers(self)  # URLab's controllers, twist, control source
+        self.parts.append(self.controllers)
         self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
         self.parts.append(self.uploads)
         self.ops = self._catalogue()
@@ -335,7 +333,8 @@ class Dispatcher:
         buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
         mujoco.mj_saveModel(model, None, buffer)
         self.cameras.serve(model, self.entities)
-        entities = [dict(e.handshake(model), camera_topics=self.cameras.topics(e.prefix))
+        entities = [dict(e.handshake(model), camera_topics=self.cameras.topics(e.prefix),
+                         **self.controllers.handshake(e))
                     for e in self.entities]
         reply = {
             "op": "hello_ok", "session_id": session.id, "urlab_version": f"mjblend/{self.host.version}",
@@ -394,7 +393,8 @@ class Dispatcher:
         return level
 
     def _reply(self, op: str, shot, request: dict, session) -> dict:
-        reply = observations.observation(op, shot, self.entities, self._level(request, session.observations))
+        reply = observations.observation(op, shot, self.entities, self._level(request, session.observations),
+                                         self.controllers.observed())
         wanted = self._included_cameras(request)
         if wanted:  # (this state's frames, rendered off this thread: the reply waits for them)
             snapshot = None
@@ -472,12 +472,14 @@ class Dispatcher:
         return shot
 
     def _controls(self, request: dict):
-        """(control values, their actuator ids, body ids, (n, 6) wrenches) of the
-        request's per-entity ctrl / ctrl_map / xfrc_applied (None, None, (), None for
-        none). Checked whole before anything is applied."""
+        """(control values, their actuator ids, body ids, (n, 6) wrenches, control law
+        changes) of the request's per-entity ctrl / ctrl_map / control_mode /
+        xfrc_applied (None, None, (), None, None for none). Checked whole before
+        anything is applied; the controllers (bridge/controllers.py) take the
+        targets of the articulations they drive."""
         blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
                   or {})
-        index, values, bodies, wrenches = [], [], [], []
+        index, values, bodies, wrenches, plans = [], [], [], [], []
         by_prefix = self.by_prefix
         for prefix, block in blocks.items():
             entity = by_prefix.get(prefix)
@@ -486,22 +488,29 @@ class Dispatcher:
                                     f"{', '.join(by_prefix) or 'none'})")
             if not isinstance(block, dict):
                 raise ProtocolError("bad_value", f"per_articulation[{prefix!r}] must be a map")
+            ids, sent = None, None
             if block.get("ctrl") is not None:
-                ctrl = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
-                if not index and len(blocks) == 1 and block.get("ctrl_map") is None \
-                        and block.get("xfrc_applied") is None:
-                    return ctrl, entity.actuators, (), None  # (the common case, no lists built)
-                index.extend(entity.actuators.tolist())
-                values.extend(ctrl.tolist())
+                sent = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
+                ids = entity.actuators
             ctrl_map = block.get("ctrl_map")
             if ctrl_map is not None:
                 if not isinstance(ctrl_map, dict):
                     raise ProtocolError("bad_value", f"{prefix}.ctrl_map must be a map of name: value")
+                named, given = [], []
                 for name, value in ctrl_map.items():
                     if name not in entity.actuator_names:
                         raise ProtocolError("unknown_actuator", f"{prefix} has no actuator {name!r}")
-                    index.append(int(entity.actuators[entity.actuator_names.index(name)]))
-                    values.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+                    named.append(int(entity.actuators[entity.actuator_names.index(name)]))
+                    given.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+                ids = np.concatenate([ids, named]).astype(np.int64) if ids is not None \
+                    else np.asarray(named, dtype=np.int64)
+                sent = np.concatenate([sent, given]) if sent is not None else np.asarray(given)
+            raw_ids, raw_values, plan = self.controllers.route(entity, block, ids, sent)
+            if plan is not None:
+                plans.append(plan)
+            if raw_ids is not None and len(raw_ids):
+                index.append(raw_ids)
+                values.append(raw_values)
             xfrc = block.get("xfrc_applied")
             if xfrc is not None:
                 if not isinstance(xfrc, dict):
@@ -514,9 +523,10 @@ class Dispatcher:
                         raise ProtocolError("unknown_body", f"no body {name!r} in {prefix}")
                     bodies.append(body)
                     wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
-        return ((np.asarray(values) if index else None),
-                (np.asarray(index, dtype=np.int64) if index else None),
-                tuple(bodies), (np.asarray(wrenches) if bodies else None))
+        if len(index) > 1:
+            index, values = [np.concatenate(index)], [np.concatenate(values)]
+        return ((values[0] if index else None), (index[0] if index else None),
+                tuple(bodies), (np.asarray(wrenches) if bodies else None), plans)
 
     @staticmethod
     def _controlled(request: dict) -> list[str]:
@@ -558,19 +568,20 @@ class Dispatcher:
                                          "body_id": int(body), "xfrc_applied": wrench,
                                          "force": wrench[:3], "torque": wrench[3:]}
             return reply
-        values, index, bodies, wrenches = self._controls(request)
+        values, index, bodies, wrenches, plans = self._controls(request)
         self.leases.check_control(request, session, self._controlled(request))
+        if bodies and self.mode == "live":
+            raise ProtocolError("unsupported", "xfrc_applied in live mode: switch to direct mode "
+                                "(a wrench must last a known number of steps)")
+        laws = self.controllers.commit(plans)
         if self.mode == "direct":
-            shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches),
+            shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches, laws),
                               f"{count} steps")
             return self._reply("step_ok", shot, request, session)
         # live: the scene plays on its own; apply the controls, wait for n new snapshots
         start = runner.latest.frame
-        if values is not None or bodies:
-            if bodies:
-                raise ProtocolError("unsupported", "xfrc_applied in live mode: switch to direct mode "
-                                    "(a wrench must last a known number of steps)")
-            shot = self._send(runner, commands.SetControls(values, index), "the controls")
+        if values is not None or laws:
+            shot = self._send(runner, commands.SetControls(values, index, laws), "the controls")
             start = shot.frame
         if not runner.playing or count == 0:
             return self._reply("step_ok", self._state(runner), request, session)

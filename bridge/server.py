@@ -61,6 +61,7 @@ class Bridge:
                                     "step_port": request_port, "state_port": state_port,
                                     "cam_base_port": camera_port}
         self.stream = StateStream(self.dispatcher.scene)
+        self.stream.extra = lambda: self.dispatcher.controllers.extra  # (a dict swapped whole: any thread)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
         self.shm = None
         if "shm" in transports:

@@ -166,7 +166,7 @@ def test_observation_levels(serve):
     client = serve(humanoid_path()).client()
     client.call("set_mode", mode="direct")
     minimal = client.call("step", observations="minimal")["arts"]["Humanoid"]
-    assert set(minimal) == {"qpos", "qvel"}
+    assert set(minimal) == {"qpos", "qvel", "twist", "actions"}  # (URLab's twist at every level)
     standard = client.call("step", observations="standard")["arts"]["Humanoid"]
     assert {"ctrl", "act", "sensors"} <= set(standard) and "bodies" not in standard
     full = client.call("step", observations="full")["arts"]["Humanoid"]
