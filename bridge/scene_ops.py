@@ -110,6 +110,7 @@ class SceneOps:
                                     "did not take it in time: Blender is busy, or nothing serves it")
             runner.serve_queue()
             time.sleep(0.002)
+        runner.serve_queue()  # (what the job sent: applied before the reply, as in live mode)
         if status["state"] == "failed":
             raise ProtocolError(status["code"], status["error"])
         return status["result"]
