@@ -54,13 +54,13 @@ def actor_bounds(scene, target: str, by_name: bool = False, components_only: boo
     """URLab's get_actor_bounds of an actor: the axis-aligned box of its objects as
     shown (world, metres: MuJoCo's world on the bridge) as actor_name, min, max, center,
     extents (half sizes). Every object of the model with geometry of its own counts
-    (hidden ones too: collision geoms); `components_only`: its MuJoCo geoms only. A model
-    with none is its root's point."""
+    (hidden ones too: collision geoms) but infinite planes; `components_only`: its MuJoCo
+    geoms only. A model with none is its root's point. (frame_actor frames this box.)"""
     _actor_id, root = find_actor(scene, target, by_name)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     corners = []
     for obj in root.children_recursive:
-        if obj.type not in GEOMETRY or (components_only and obj.mujoco.kind != "GEOM"):
+        if obj.type not in GEOMETRY or (components_only and obj.mujoco.kind != "GEOM") or infinite(obj):
             continue
         shown = obj.evaluated_get(depsgraph)
         corners.extend(shown.matrix_world @ Vector(corner) for corner in shown.bound_box)
@@ -71,6 +71,14 @@ def actor_bounds(scene, target: str, by_name: bool = False, components_only: boo
     return {"actor_name": root.name, "min": low, "max": high,
             "center": [(a + b) / 2 for a, b in zip(low, high, strict=True)],
             "extents": [(b - a) / 2 for a, b in zip(low, high, strict=True)]}
+
+
+def infinite(obj) -> bool:
+    """An infinite plane (MuJoCo's plane of size 0): its mesh is only a size to draw it at."""
+    if obj.mujoco.kind != "GEOM" or obj.mujoco.geom.type != "PLANE":
+        return False
+    size = obj.mujoco.geom.size
+    return size[0] <= 0 or size[1] <= 0
 
 
 def actor_row(actor_id: str, root) -> dict:

@@ -70,7 +70,8 @@ def two(clean_scene):
 
 def objects_box(root) -> tuple[np.ndarray, np.ndarray]:
     """The world box of a root's objects with geometry, read here from Blender."""
-    corners = [np.array(o.matrix_world @ Vector(c)) for o in root.children_recursive if o.type == "MESH"
+    corners = [np.array(o.matrix_world @ Vector(c)) for o in root.children_recursive
+               if o.type == "MESH" and not (o.mujoco.kind == "GEOM" and o.mujoco.geom.type == "PLANE")
                for c in o.bound_box]
     return np.min(corners, axis=0), np.max(corners, axis=0)
 
@@ -105,13 +106,26 @@ def test_actors_are_the_model_roots_found_measured_and_selected(two):
     assert np.allclose(bounds["min"], low) and np.allclose(bounds["max"], high)
     assert np.allclose(bounds["center"], (low + high) / 2)
     assert np.allclose(bounds["extents"], (high - low) / 2)
-    # MuJoCo's own: every body of that model (but the world's) stands inside the box it gives
-    model, data = served_model(two.hello), None
+    # MuJoCo's own: every body of that model stands inside the box, which lies inside the
+    # union of MuJoCo's boxes of its geoms (their meshes lie inside MuJoCo's shapes); the
+    # infinite floor plane has no bounds
+    model = served_model(two.hello)
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     bodies = [b for b in range(1, model.nbody) if model.body(b).name.startswith(second_id + "_")]
-    assert bodies and all(np.all(data.xpos[b] >= low - 1e-6) and np.all(data.xpos[b] <= high + 1e-6)
-                          for b in bodies)
+    assert bodies and all(np.all(data.xpos[b] >= low) and np.all(data.xpos[b] <= high) for b in bodies)
+    geoms = [g for g in range(model.ngeom) if model.geom(g).name.startswith(second_id + "_")
+             and model.geom_type[g] != mujoco.mjtGeom.mjGEOM_PLANE]
+    bodies_of_geoms = {int(model.geom_bodyid[g]) for g in geoms}
+    assert bodies_of_geoms <= set(bodies) and len(geoms) > 10
+    boxes = []
+    for g in geoms:
+        turn = data.geom_xmat[g].reshape(3, 3)
+        center = data.geom_xpos[g] + turn @ model.geom_aabb[g, :3]
+        half = np.abs(turn) @ model.geom_aabb[g, 3:]
+        boxes += [center - half, center + half]
+    assert np.all(low >= np.min(boxes, axis=0) - 1e-5) and np.all(high <= np.max(boxes, axis=0) + 1e-5)
+    assert np.all(low <= np.min(boxes, axis=0) + 0.02) and np.all(high >= np.max(boxes, axis=0) - 0.02)
     assert bridge_scene.actor_bounds(two.scene, two.second.name, by_name=True)["min"] == bounds["min"]
 
     selected = two.call("select_actor", target=two.first.name, target_by="actor_name")
@@ -271,3 +285,30 @@ def test_snapshot_is_a_long_op_with_each_articulations_names(two):
         assert [f"{prefix}_{name}" for name in urlab["joints"]] == [j for j in joints
                                                                    if j.startswith(prefix + "_")]
         assert len(urlab["actuators"]) == 21 and urlab["cameras"]
+
+
+def test_a_user_moving_a_root_in_blender_carries_its_model_the_same_way(clean_scene):
+    """What set_actor_transform does is what Blender does for a user: with several models
+    (attached where their roots stand) a moved root carries its model, mid-motion."""
+    first = build.import_file(HUMANOID, clean_scene).root
+    second = build.import_file(HUMANOID, clean_scene).root
+    second.location.x = 2.0
+    bpy.context.view_layer.update()
+    try:
+        live = scene_session.start_simulation(clean_scene)  # (inline here: the bpy module)
+        live.step(20)
+        model, data = live.model, live.session.data
+        free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+        assert len(free) == 2
+        before = [data.qpos[model.jnt_qposadr[j]:model.jnt_qposadr[j] + 7].copy() for j in free]
+        second.location.y = 1.5  # (the user's drag)
+        bpy.context.view_layer.update()
+        assert live.take_edits([second]) is True  # (what the next display frame does)
+        model, data = live.model, live.session.data
+        after = [data.qpos[model.jnt_qposadr[j]:model.jnt_qposadr[j] + 7] for j in free]
+        assert np.array_equal(after[0], before[0])
+        assert np.allclose(after[1], before[1] + [0, 1.5, 0, 0, 0, 0, 0], atol=1e-12)
+        assert live.take_edits([second]) is False  # (once)
+        assert tuple(first.location) == (0, 0, 0)
+    finally:
+        scene_session.end_all()
