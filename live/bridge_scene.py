@@ -192,8 +192,7 @@ class SceneEdits:
         if live is not None and len(scene_scan.model_roots(self.scene)) == 1:
             self.stop()  # (nothing would be left to simulate)
             live = None
-        for obj in [*reversed(root.children_recursive), root]:
-            bpy.data.objects.remove(obj, do_unlink=True)
+        bpy.data.batch_remove([*root.children_recursive, root])  # (one relations update, not one each)
         undo_step(f"Delete {name} (bridge)")
         stopped = False
         if live is not None and not live.compile(edited=True):

@@ -239,7 +239,8 @@ class LiveSimulation:
         else:
             seq = self.runner.send(commands.Replace(model, ids, data))
             self.send_mocap()
-            self.runner.wait(seq, SHOW_WAIT)
+            if not self.runner.lent:  # (lent to the bridge, only its thread applies it: never wait on it)
+                self.runner.wait(seq, SHOW_WAIT)
         self.show(force=True)
         return True
 
