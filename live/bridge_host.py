@@ -264,7 +264,8 @@ def status() -> dict | None:
             "requests": state.requests, "errors": state.errors, "last_op": state.last_op,
             "last_error": state.last_error, "published": bridge.stream.published,
             "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set(),
-            "camera_problem": served.host.camera_problem}
+            "camera_problem": served.host.camera_problem,
+            "simulating": served.host.live is not None}  # (False: a client's stop_pie; begin_pie or Play)
 
 
 def is_local(address: str) -> bool:

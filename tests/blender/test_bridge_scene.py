@@ -8,6 +8,7 @@ The bpy module fires no timers: the test's main thread does what a window's time
 (bridge_host.watch runs the bridge's main-thread jobs) while a client thread waits for
 its reply (`on_main_thread`)."""
 
+import json
 import math
 import os
 import sys
@@ -269,6 +270,14 @@ def test_stop_and_begin_pie_keep_the_bridge_serving(two):
     assert two.call("pie_status")["state"] == "ready"
     assert two.call("begin_pie", level_path="another scene")["code"] == "unsupported"
 
+    # stopped by a client, then Blender's Play (a window's runs on a physics thread): served again
+    assert two.call("stop_pie")["was_running"] is True and bridge_host.status()["simulating"] is False
+    played = scene_session.start_simulation(two.scene, threaded=True)
+    bridge_host.watch()
+    assert bridge_host.status()["simulating"] is True and two.call("pie_status")["state"] == "ready"
+    assert scene_session.of(two.scene).bridge.host.live is played
+    assert [e["prefix"] for e in client.hello()["articulations"]] == two.ids
+
 
 def test_snapshot_is_a_long_op_with_each_articulations_names(two):
     started = two.call("snapshot")
@@ -312,3 +321,37 @@ def test_a_user_moving_a_root_in_blender_carries_its_model_the_same_way(clean_sc
         assert tuple(first.location) == (0, 0, 0)
     finally:
         scene_session.end_all()
+
+
+def test_replies_have_urlabs_fields(two):
+    """Conformance for these ops against a Blender scene (tests/bridge/test_conformance.py
+    checks the rest on a model served without Blender, where these are unsupported):
+    each reply (a long op's `result`) has the fields URLab's server sends and its client
+    reads; a request without URLab's required fields is refused with missing_field."""
+    table = json.load(open(os.path.join(ROOT, "tests", "bridge", "data", "urlab_ops.json")))
+    ops = {op["name"]: op for op in table["ops"]}
+    first_id, second_id = two.ids
+    sent = [("list_actors", {}), ("find_actors", {"in_pie": True}),
+            ("get_actor_bounds", {"target": first_id}), ("select_actor", {"target": first_id}),
+            ("set_actor_transform", {"target": second_id, "location": [0.0, 2.0, 0.0]}),
+            ("snapshot", {}), ("pie_status", {}), ("destroy_actor", {"target": second_id}),
+            ("stop_pie", {}), ("begin_pie", {}), ("remove_actor", {"target": first_id})]
+    meta = two.client.call("meta")
+    served = {op["name"] for op in meta["ops"]}
+    assert {name for name, _ in sent} | {"op_status"} <= served and not served & set(meta["unsupported"])
+    for name, fields in sent:
+        reply = two.call(name, **fields)
+        if reply.get("op") == "op_started":
+            status = poll(two, reply["job_id"])
+            missing = [key for key in ops["op_status"]["reply"] + ops["op_status"]["client_reads"]
+                       if key not in status]
+            assert not missing, ("op_status", missing)
+            reply = status["result"]
+        assert reply.get("op") == f"{name}_ok", reply
+        missing = [key for key in ops[name]["reply"] + ops[name]["client_reads"] if key not in reply]
+        if name == "begin_pie":
+            assert reply["state"] == "ready"
+        assert not missing, (name, missing)
+        if ops[name]["required"]:
+            assert two.call(name)["code"] == "missing_field"
+    assert two.call("op_status")["code"] == "missing_field"
