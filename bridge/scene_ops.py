@@ -39,6 +39,13 @@ class UnknownActor(ProtocolError):
         super().__init__("unknown_actor", message)
 
 
+class _Asker:
+    """The session a sessionless op names (for the lease's check)."""
+
+    def __init__(self, sid):
+        self.id = sid
+
+
 class SceneOps:
     """The ops of this file, as the dispatcher's catalogue takes them (Dispatcher.parts)."""
 
@@ -241,10 +248,16 @@ class SceneOps:
 
     # ------------------------------------------------------------------- sim
 
-    def _release(self) -> None:
+    def _release(self, request) -> None:
         """The simulation handed back to its physics thread (live mode), a replay ended:
         a main-thread job that ends or recompiles the simulation must never wait on this
-        thread, which waits on it (a lent runner is applied by its borrower only)."""
+        thread, which waits on it (a lent runner is applied by its borrower only). While
+        another client holds the server's lease, that changes its mode: refused, as its
+        set_mode would be (bridge/leases.py)."""
+        leases = getattr(self.d, "leases", None)
+        if leases is not None:
+            sid = request.get("session_id")
+            leases.check_mode(request, _Asker(sid if isinstance(sid, str) else None), self.d.mode != "live")
         self.d.recordings.stop_replay()
         self.d._give_back()
         self.d.mode = self.d.status.mode = "live"
@@ -260,7 +273,7 @@ class SceneOps:
                                 f"{self.d.host.name!r} (name it to restart its simulation; another scene is "
                                 "served from Blender)")
         restart = bool(level)
-        self._release()  # (it plays: freerun, the physics thread's)
+        self._release(request)  # (it plays: freerun, the physics thread's)
         outcome = self._call(lambda: self.edits.begin(restart), "begin_pie", timeout)
         reply = {"op": "begin_pie_ok", **outcome}
         if outcome["state"] == "ready":
@@ -277,9 +290,9 @@ class SceneOps:
         where they were authored, its physics thread ended) while this bridge keeps
         serving (begin_pie plays again). A recording the bridge was making is kept."""
         recordings = self.d.recordings
+        self._release(request)
         if recordings.recorder is not None and self.d.host.runner() is not None:
             recordings.op_recording_stop({}, None)  # (kept by name, as recording_stop keeps it)
-        self._release()
         was_running = self._call(self.edits.stop, "stop_pie")
         return {"op": "stop_pie_ok", "was_running": bool(was_running)}
 

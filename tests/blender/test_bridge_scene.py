@@ -355,3 +355,20 @@ def test_replies_have_urlabs_fields(two):
         if ops[name]["required"]:
             assert two.call(name)["code"] == "missing_field"
     assert two.call("op_status")["code"] == "missing_field"
+
+
+def test_a_leased_servers_simulation_is_stopped_only_by_its_holder(two):
+    """stop_pie and begin_pie hand the simulation back (freerun): while another client
+    holds the lease and steps it, that is refused as its set_mode would be."""
+    holder = two.client
+    assert holder.call("acquire_lease", ttl_s=60.0)["op"] == "acquire_lease_ok"
+    assert holder.call("set_mode", mode="direct")["op"] == "set_mode_ok"
+    other = WireClient(two.port)
+    try:
+        other.hello()
+        for op in ("stop_pie", "begin_pie"):
+            assert two.call(op, session_id=other.session_id)["code"] == "mode_locked_by_server"
+        assert two.live is not None and holder.call("step", n_steps=2)["op"] == "step_ok"
+        assert two.call("stop_pie")["was_running"] is True  # (the holder's)
+    finally:
+        other.close()
