@@ -33,6 +33,7 @@ from .leases import Leases
 from .op import Op
 from .recordings import Recordings
 from .registry import capabilities
+from .scene_ops import SceneOps
 from .uploads import Uploads
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
@@ -65,11 +66,7 @@ NOT_SERVED = {
     "fastpath_load": _FASTPATH,
     "fastpath_perturb": _FASTPATH,
     **{op: _SCENE_EDIT for op in (
-        "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "remove_actor",
-        "set_actor_transform", "duplicate_actor", "actor_hierarchy", "snapshot", "op_status",
-        "list_actors", "find_actors", "get_actor_bounds", "select_actor")},
-    **{op: "the simulation is started and stopped in Blender (Play): not served yet over the bridge"
-       for op in ("begin_pie", "stop_pie", "pie_status")},
+        "spawn_actor", "spawn_grid", "spawn_light", "duplicate_actor", "actor_hierarchy")},
     **{op: "debug drawing in Blender's viewport is not served yet" for op in (
         "draw_marker", "draw_line", "draw_box", "draw_arrow", "draw_axes", "clear_markers",
         "set_overlay_text")},
@@ -119,7 +116,8 @@ class Dispatcher:
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         # the op groups kept in files of their own: each has `ops() -> {name: Op}`
-        self.parts: list = []
+        self.scene_ops = SceneOps(self)  # (the scene, outliner and sim namespaces: bridge/scene_ops.py)
+        self.parts: list = [self.scene_ops]
         self.leases = Leases(self)  # URLab's farm lease and control claims (bridge/leases.py)
         self.parts.append(self.leases)
         self.controllers = Controllers(self)  # URLab's controllers, twist, control source
@@ -127,8 +125,12 @@ class Dispatcher:
         self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
         self.parts.append(self.uploads)
         self.ops = self._catalogue()
+        # URLab's ops answered `unsupported`, with why: NOT_SERVED, and those a part cannot
+        # serve on this host (`not_served()`: e.g. scene ops on a model served without Blender)
+        self.not_served = dict(NOT_SERVED)
         for part in self.parts:
             self.ops.update(part.ops())
+            self.not_served.update(part.not_served() if hasattr(part, "not_served") else {})
 
     # ------------------------------------------------------------------ entry
 
@@ -173,8 +175,9 @@ class Dispatcher:
         self.leases.note(name, request)  # (the lease holder's activity keeps its lease)
         op = self.ops.get(name)
         if op is None:
-            if name in NOT_SERVED:
-                raise ProtocolError("unsupported", f"'{name}' is not served by MJBlend: {NOT_SERVED[name]}")
+            if name in self.not_served:
+                raise ProtocolError("unsupported",
+                                    f"'{name}' is not served by MJBlend: {self.not_served[name]}")
             raise ProtocolError("unknown_op", f"no op '{name}' (send 'meta' for the catalogue)")
         session = None
         if op.category != "no_manager":
@@ -375,7 +378,7 @@ class Dispatcher:
                 "required_fields": list(op.required), "reply_fields": list(op.reply)}
                for name, op in self.ops.items()]
         return {"op": "meta_ok", "ops": ops, "modes": ["live", "direct", "puppet"],
-                "not_served": sorted(NOT_SERVED), "unsupported": dict(sorted(NOT_SERVED.items()))}
+                "not_served": sorted(self.not_served), "unsupported": dict(sorted(self.not_served.items()))}
 
     def op_shutdown(self, request, session) -> dict:
         if not self.host.remote_stop:

@@ -64,6 +64,7 @@ class Host:
 
     blender_frames = None  # bridge/blender_frames.BlenderFrames where Blender can render (a scene's host)
     main_thread = None  # bridge/main_thread.MainThread where a Blender scene is served (its jobs)
+    scene_edits = None  # live/bridge_scene.SceneEdits where a Blender scene is served (bridge/scene_ops.py)
 
     def camera_settings(self) -> dict:
         """{camera name: {"mode": real | depth | semantic | instance, "resolution": (w, h),

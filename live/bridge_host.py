@@ -25,7 +25,9 @@ scene's SceneSession (`owner.bridge`):
     bridge_host.stop()      # every socket closed, every thread joined
 
 It ends with its scene's session (file load, undo, redo, add-on disable) and
-whenever its simulation ends (stop, a bake that keeps a recording, ...).
+whenever its simulation ends (stop, a bake that keeps a recording, ...), but for a
+client's stop_pie: then it serves on without a simulation until the client's
+begin_pie, or Blender's Play, starts one (live/bridge_scene.py).
 
 Cameras a client asks Blender's renderer for (or all of them, when the scene's
 Bridge setting says Blender) are rendered on the main thread, by `serve_cameras`,
@@ -60,7 +62,7 @@ from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import blender_camera, scene_session, served_files, simulation
+from . import blender_camera, bridge_scene, scene_session, served_files, simulation
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
@@ -88,6 +90,7 @@ class SceneHost(Host):
         self._cameras = dict(cameras or {})
         self.blender_frames = BlenderFrames()
         self.main_thread = MainThread(wake=self.blender_frames.wake)  # (one event wakes the headless loop)
+        self.scene_edits = bridge_scene.SceneEdits(self)  # (URLab's scene, outliner and sim ops)
         self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
         self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
         self.read_settings()
@@ -98,9 +101,12 @@ class SceneHost(Host):
         self.renderer = "blender" if settings.camera_renderer == "BLENDER" else "mujoco"
         self.engine, self.samples = settings.camera_engine, settings.camera_samples or None
 
-    def follow(self, live: simulation.LiveSimulation) -> None:
-        """(Main thread) Serve `live` from now on (the scene's simulation restarted)."""
+    def follow(self, live: simulation.LiveSimulation | None) -> None:
+        """(Main thread) Serve `live` from now on (the scene's simulation restarted; None: a
+        client stopped it, and the bridge serves on without one)."""
         self.live = live
+        if live is not None:
+            self.scene_edits.stopped = False
 
     # -------------------------------------------------- the bridge's threads
 
@@ -334,7 +340,8 @@ def status() -> dict | None:
             "requests": state.requests, "errors": state.errors, "last_op": state.last_op,
             "last_error": state.last_error, "published": bridge.stream.published,
             "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set(),
-            "camera_problem": served.host.camera_problem}
+            "camera_problem": served.host.camera_problem,
+            "simulating": served.host.live is not None}  # (False: a client's stop_pie; begin_pie or Play)
 
 
 def is_local(address: str) -> bool:
@@ -361,6 +368,12 @@ def watch() -> float | None:
         stop()
         return None
     live = scene_session.simulation(scene)
+    if (live is None or live.runner is None) and host.scene_edits.stopped:
+        # a client stopped the simulation (stop_pie): serve on without one, for its begin_pie
+        host.read_settings()
+        host.main_thread.run()
+        return 0.0 if host.main_thread.waiting else CAMERA_INTERVAL if host.main_thread.busy() \
+            else WATCH_INTERVAL
     if live is None or live.runner is None:
         stop()
         return None
