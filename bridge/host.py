@@ -222,6 +222,7 @@ class ModelHost(Host):
         label = os.path.basename(path)
         try:
             spec = mujoco.MjSpec.from_file(path)
+            spec.compile()  # (MuJoCo's message in the file's own names, before the prefix)
             root = spec.modelname or os.path.splitext(label)[0]
             prefix = prefix_of(root)
             served = prefixed_spec(spec, prefix)

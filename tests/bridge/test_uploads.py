@@ -212,7 +212,7 @@ def test_a_model_mujoco_refuses_is_not_served(served, mesh_model, tmp_path):
     broken = tmp_path / "model" / "broken.xml"
     broken.write_text(MESHES.replace('mesh="cube"', 'mesh="sphere"'))
     reply = upload_model(client, str(broken))
-    assert reply["code"] == "import_failed" and "sphere" in reply["message"], reply
+    assert reply["code"] == "import_failed" and "mesh 'sphere' not found" in reply["message"], reply
     assert served.host.session.model is before and staged(served) == []
     assert client.call("get_state")["op"] == "get_state_ok"  # (the session goes on)
     # an asset MuJoCo cannot read (a mesh of no faces it can use)
