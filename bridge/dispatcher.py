@@ -34,6 +34,7 @@ from .op import Op
 from .recordings import Recordings
 from .registry import capabilities
 from .scene_ops import SceneOps
+from .uploads import Uploads
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
 PROTOCOL_VERSION = "mjblend-urlab/1"
@@ -54,7 +55,6 @@ _EDITOR = "an Unreal editor op; MJBlend serves a running simulation only"
 _SCENE_EDIT = "editing the Blender scene over the bridge is not served yet: edit it in Blender"
 _FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
              "has no MJBlend counterpart")
-_UPLOAD = "model upload is not served yet: import the model in Blender and serve the scene"
 NOT_SERVED = {
     "set_possess": "Unreal's pawn possession (keyboard / gamepad driving) has no MJBlend counterpart",
     "set_user_channels": "user channels in the state stream are not served yet",
@@ -65,11 +65,8 @@ NOT_SERVED = {
     "fastpath_hello": _FASTPATH,
     "fastpath_load": _FASTPATH,
     "fastpath_perturb": _FASTPATH,
-    "upload_model_manifest": _UPLOAD,
-    "upload_model_chunk": _UPLOAD,
-    "upload_model_commit": _UPLOAD,
     **{op: _SCENE_EDIT for op in (
-        "import_xml", "spawn_actor", "spawn_grid", "spawn_light", "duplicate_actor", "actor_hierarchy")},
+        "spawn_actor", "spawn_grid", "spawn_light", "duplicate_actor", "actor_hierarchy")},
     **{op: "debug drawing in Blender's viewport is not served yet" for op in (
         "draw_marker", "draw_line", "draw_box", "draw_arrow", "draw_axes", "clear_markers",
         "set_overlay_text")},
@@ -125,6 +122,8 @@ class Dispatcher:
         self.parts.append(self.leases)
         self.controllers = Controllers(self)  # URLab's controllers, twist, control source
         self.parts.append(self.controllers)
+        self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
+        self.parts.append(self.uploads)
         self.ops = self._catalogue()
         # URLab's ops answered `unsupported`, with why: NOT_SERVED, and those a part cannot
         # serve on this host (`not_served()`: e.g. scene ops on a model served without Blender)
@@ -863,4 +862,5 @@ class Dispatcher:
         with self.lock:
             self._give_back()
         self.recordings.close()
+        self.uploads.close()
         self.cameras.stop()

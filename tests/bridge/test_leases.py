@@ -194,7 +194,7 @@ def test_the_registry_entry_urlabs_pool_discovers(tmp_path):
         assert entry["pid"] == os.getpid() and entry["host"] == "127.0.0.1" and entry["index"] == 0
         assert entry["busy"] is False and entry["manager_present"] is True
         assert entry["instance_id"] == f"mjblend-{served.request_port}"
-        assert entry["capabilities"] == ["render_sync", "stream_cameras"]
+        assert entry["capabilities"] == ["render_sync", "stream_cameras", "model_upload"]
         datetime.datetime.fromisoformat(entry["registry_written_at"])
         client = served.client()
         assert client.hello()["instance"]["instance_id"] == entry["instance_id"]
