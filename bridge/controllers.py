@@ -222,6 +222,7 @@ class Controllers:
 
     def op_configure_controller(self, request, session) -> dict:
         art = self.articulation(request)
+        self.d.leases.check_control(request, session, [art.entity.prefix])  # (another owner's claim)
         if not art.has_controller:
             raise ProtocolError("no_controller", f"articulation {art.entity.prefix!r} has no actuator on a "
                                 "hinge or slide joint: no PD controller")
@@ -273,6 +274,7 @@ class Controllers:
 
     def op_set_twist(self, request, session) -> dict:
         art = self.articulation(request)
+        self.d.leases.check_control(request, session, [art.entity.prefix])
         linear = self._axes(request, "linear")
         angular = self._axes(request, "angular")
         # (URLab's: linear x, y in m/s and angular z in rad/s; the other slots are ignored)
@@ -299,12 +301,14 @@ class Controllers:
         arts = self.articulations()
         reply = {"op": "set_control_source_ok", "source": source}
         if request.get("articulation") is None:
-            self.source = source
             changed = list(arts.values())
+            self.d.leases.check_control(request, session, list(arts))  # (every articulation's, or none)
+            self.source = source
             reply["scope"] = "global"
         else:
             art = self.articulation(request)
             changed = [art]
+            self.d.leases.check_control(request, session, [art.entity.prefix])
             reply.update(scope="articulation", articulation=art.entity.prefix)
         for art in changed:
             art.source = source

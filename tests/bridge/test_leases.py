@@ -259,7 +259,12 @@ def test_two_clients_fighting_over_control(serve):
             "xfrc_applied": {"desk_toys_box": [0.0, 0.0, 50.0, 0.0, 0.0, 0.0]}}}}),
         ("set_qpos", {"target": "desk_toys_box", "qpos": [0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0]}),
         ("set_mocap_pose", {"body": "hand", "pos": [0.3, 0.3, 0.9]}),  # (a body of the claimed root)
+        ("configure_controller", {"articulation": OWNED, "params": {"kp": {"swing": 10.0}}}),
+        ("set_twist", {"articulation": OWNED, "linear": [0.5, 0.0, 0.0]}),
+        ("set_control_source", {"articulation": OWNED, "source": "ui"}),
+        ("set_control_source", {"source": "ui"}),  # (every articulation's: the claimed one's too)
     ]
+    controller = first.call("configure_controller", articulation=OWNED, params={})
     hand = first.call("read_mocap_pose", body="hand")
     for op, request in writes:
         reply = second.call(op, **request)
@@ -269,6 +274,7 @@ def test_two_clients_fighting_over_control(serve):
     for prefix in (OWNED, "desk_toys_box"):
         assert after["arts"][prefix] == before["arts"][prefix]
     assert first.call("read_mocap_pose", body="hand")["pos"] == hand["pos"]
+    assert first.call("configure_controller", articulation=OWNED, params={}) == controller
     assert second.call("release_control", articulation=OWNED)["code"] == "not_control_owner"
 
     # observation is never gated; an unclaimed entity takes anyone's writes
