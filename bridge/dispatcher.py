@@ -27,10 +27,15 @@ from ..engine import commands
 from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
+from .controllers import Controllers
 from .debug_ops import DebugViewport
 from .entities import OBJ, SceneEntities
+from .leases import Leases
 from .op import Op
 from .recordings import Recordings
+from .registry import capabilities
+from .scene_ops import SceneOps
+from .uploads import Uploads
 from .wire import JSON, MSGPACK, ProtocolError, decode, encode, encoding_of, error
 
 PROTOCOL_VERSION = "mjblend-urlab/1"
@@ -49,38 +54,20 @@ NEW_WORDS = {"live": "freerun", "direct": "stepped", "puppet": "statepushed"}
 # newest dispatcher, editor handlers, client and protocol reference).
 _EDITOR = "an Unreal editor op; MJBlend serves a running simulation only"
 _SCENE_EDIT = "editing the Blender scene over the bridge is not served yet: edit it in Blender"
-_CONTROLLERS = "MJBlend has no controller components yet: send ctrl with each step"
-_CLAIMS = "per-articulation control claims are not served yet: every client's controls are applied"
 _FASTPATH = ("URLab's fast-path renderer (a second process drawing the owner's model) "
              "has no MJBlend counterpart")
-_UPLOAD = "model upload is not served yet: import the model in Blender and serve the scene"
 NOT_SERVED = {
-    "configure_controller": _CONTROLLERS,
-    "set_twist": "MJBlend has no twist controllers yet",
-    "set_control_source": "MJBlend takes the controls from the bridge while a client steps, "
-                          "else from Blender",
-    "claim_control": _CLAIMS,
-    "release_control": _CLAIMS,
     "set_possess": "Unreal's pawn possession (keyboard / gamepad driving) has no MJBlend counterpart",
     "set_user_channels": "user channels in the state stream are not served yet",
     "resolve_geom": "Unreal's live geom materials (visual randomization) are not served: "
                     "MJBlend's geoms are Blender objects",
     "set_geom_appearance": "Unreal's live geom materials (visual randomization) are not served: "
                            "MJBlend's geoms are Blender objects",
-    "acquire_lease": "leases for URLab's pool of servers are not served yet",
-    "release_lease": "leases for URLab's pool of servers are not served yet",
     "fastpath_hello": _FASTPATH,
     "fastpath_load": _FASTPATH,
     "fastpath_perturb": _FASTPATH,
-    "upload_model_manifest": _UPLOAD,
-    "upload_model_chunk": _UPLOAD,
-    "upload_model_commit": _UPLOAD,
     **{op: _SCENE_EDIT for op in (
-        "import_xml", "spawn_actor", "spawn_grid", "spawn_light", "destroy_actor", "remove_actor",
-        "set_actor_transform", "duplicate_actor", "actor_hierarchy", "snapshot", "op_status",
-        "list_actors", "find_actors", "get_actor_bounds", "select_actor")},
-    **{op: "the simulation is started and stopped in Blender (Play): not served yet over the bridge"
-       for op in ("begin_pie", "stop_pie", "pie_status")},
+        "spawn_actor", "spawn_grid", "spawn_light", "duplicate_actor", "actor_hierarchy")},
     **{op: _EDITOR for op in (
         "create_level", "load_level", "save_level", "current_level", "ensure_manager", "destroy_asset",
         "list_blueprints", "add_quick_convert", "remove_quick_convert")},
@@ -125,15 +112,23 @@ class Dispatcher:
         self.on_state = lambda state: None  # each state the bridge steps itself (-> the state stream)
         self._borrowed = None  # the runner lent to the bridge (direct and puppet modes)
         # the op groups kept in files of their own: each has `ops() -> {name: Op}`
-        self.debug = DebugViewport(self)  # URLab's debug markers and the 3D view
-        self.parts: list = [self.debug]
+        self.scene_ops = SceneOps(self)  # (the scene, outliner and sim namespaces: bridge/scene_ops.py)
+        self.parts: list = [self.scene_ops]
+        self.leases = Leases(self)  # URLab's farm lease and control claims (bridge/leases.py)
+        self.parts.append(self.leases)
+        self.controllers = Controllers(self)  # URLab's controllers, twist, control source
+        self.parts.append(self.controllers)
+        self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
+        self.parts.append(self.uploads)
+        self.debug = DebugViewport(self)  # URLab's debug markers and the 3D view (bridge/debug_ops.py)
+        self.parts.append(self.debug)
         self.ops = self._catalogue()
-        self.not_served = dict(NOT_SERVED)  # (a part may serve fewer of URLab's ops on this host)
+        # URLab's ops answered `unsupported`, with why: NOT_SERVED, and those a part cannot
+        # serve on this host (`not_served()`: e.g. scene ops on a model served without Blender)
+        self.not_served = dict(NOT_SERVED)
         for part in self.parts:
             self.ops.update(part.ops())
-            self.not_served.update(getattr(part, "not_served", dict)())
-        for name in self.ops:
-            self.not_served.pop(name, None)
+            self.not_served.update(part.not_served() if hasattr(part, "not_served") else {})
 
     # ------------------------------------------------------------------ entry
 
@@ -150,7 +145,7 @@ class Dispatcher:
                 request, encoding = decode(frame, limit) if limit else decode(frame)
                 reply, encoding = self._handle(request, encoding)
             except ProtocolError as problem:
-                reply = self._failed(problem.code, problem.message)
+                reply = self._failed(problem.code, problem.message, problem.fields)
             except Exception as bug:  # noqa: BLE001 (a client never takes the server down)
                 reply = self._failed("internal_error", f"{type(bug).__name__}: {bug}")
             try:
@@ -165,16 +160,17 @@ class Dispatcher:
             try:
                 return self._handle(request, MSGPACK)[0]
             except ProtocolError as problem:
-                return self._failed(problem.code, problem.message)
+                return self._failed(problem.code, problem.message, problem.fields)
 
-    def _failed(self, code: str, message: str) -> dict:
+    def _failed(self, code: str, message: str, fields: dict | None = None) -> dict:
         self.status.errors += 1
         self.status.last_error = f"{code}: {message}"
-        return error(code, message)
+        return error(code, message, fields)
 
     def _handle(self, request: dict, encoding: str) -> tuple[dict, str]:
         name = request["op"]
         self.status.last_op = name
+        self.leases.note(name, request)  # (the lease holder's activity keeps its lease)
         op = self.ops.get(name)
         if op is None:
             if name in self.not_served:
@@ -326,6 +322,7 @@ class Dispatcher:
         include_assets = fields.boolean(request, "include_assets", False)
         runner = self._runner()
         model = runner.session.model
+        files = self._compiled_files() if include_assets else None  # (first: a refused hello changes nothing)
         if model is not self.model:  # a new model: every older session is of another one
             self.sessions.clear()
             self.model = model
@@ -337,7 +334,8 @@ class Dispatcher:
         buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
         mujoco.mj_saveModel(model, None, buffer)
         self.cameras.serve(model, self.entities)
-        entities = [dict(e.handshake(model), camera_topics=self.cameras.topics(e.prefix))
+        entities = [dict(e.handshake(model), camera_topics=self.cameras.topics(e.prefix),
+                         **self.controllers.handshake(e))
                     for e in self.entities]
         reply = {
             "op": "hello_ok", "session_id": session.id, "urlab_version": f"mjblend/{self.host.version}",
@@ -352,22 +350,26 @@ class Dispatcher:
         }
         # (URLab's pool and discover_static read the ports here; no `host` unless shared memory
         # is served: URLab's client with transport "auto" moves to it on its own host)
-        instance = dict(self.instance, manager_present=True, busy=False, urlab_version=reply["urlab_version"])
+        instance = dict(self.instance, manager_present=True, busy=self.leases.busy(),
+                        urlab_version=reply["urlab_version"], capabilities=capabilities(self))
         if self.shm is not None:  # (empty unless it serves: URLab's client moves to what this names)
             shm_fields = self.shm.handshake_fields()
             instance.update(shm_fields.pop("instance", {}))
             reply.update(shm_fields)
         reply["instance"] = instance
-        if include_assets:
-            try:
-                files = self.host.compiled_files()
-            except ValueError as problem:
-                raise ProtocolError("unsupported",
-                                    f"the model cannot be shipped as MJCF: {problem}") from None
-            if files is None:
-                raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        if files is not None:
             reply["mjcf_compiled"], reply["vfs_assets"] = files
         return reply
+
+    def _compiled_files(self) -> tuple[str, dict]:
+        """URLab's include_assets: (MJCF text, {bare file name: bytes}) of the model served."""
+        try:
+            files = self.host.compiled_files()
+        except ValueError as problem:
+            raise ProtocolError("unsupported", f"the model cannot be shipped as MJCF: {problem}") from None
+        if files is None:
+            raise ProtocolError("unsupported", "this server cannot ship the model as MJCF with assets")
+        return files
 
     def op_meta(self, request: dict) -> dict:
         ops = [{"name": name, "category": op.category, "namespace": op.namespace,
@@ -392,7 +394,8 @@ class Dispatcher:
         return level
 
     def _reply(self, op: str, shot, request: dict, session) -> dict:
-        reply = observations.observation(op, shot, self.entities, self._level(request, session.observations))
+        reply = observations.observation(op, shot, self.entities, self._level(request, session.observations),
+                                         self.controllers.observed())
         wanted = self._included_cameras(request)
         if wanted:  # (this state's frames, rendered off this thread: the reply waits for them)
             snapshot = None
@@ -470,12 +473,14 @@ class Dispatcher:
         return shot
 
     def _controls(self, request: dict):
-        """(control values, their actuator ids, body ids, (n, 6) wrenches) of the
-        request's per-entity ctrl / ctrl_map / xfrc_applied (None, None, (), None for
-        none). Checked whole before anything is applied."""
+        """(control values, their actuator ids, body ids, (n, 6) wrenches, control law
+        changes) of the request's per-entity ctrl / ctrl_map / control_mode /
+        xfrc_applied (None, None, (), None, None for none). Checked whole before
+        anything is applied; the controllers (bridge/controllers.py) take the
+        targets of the articulations they drive."""
         blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
                   or {})
-        index, values, bodies, wrenches = [], [], [], []
+        index, values, bodies, wrenches, plans = [], [], [], [], []
         by_prefix = self.by_prefix
         for prefix, block in blocks.items():
             entity = by_prefix.get(prefix)
@@ -484,22 +489,29 @@ class Dispatcher:
                                     f"{', '.join(by_prefix) or 'none'})")
             if not isinstance(block, dict):
                 raise ProtocolError("bad_value", f"per_articulation[{prefix!r}] must be a map")
+            ids, sent = None, None
             if block.get("ctrl") is not None:
-                ctrl = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
-                if not index and len(blocks) == 1 and block.get("ctrl_map") is None \
-                        and block.get("xfrc_applied") is None:
-                    return ctrl, entity.actuators, (), None  # (the common case, no lists built)
-                index.extend(entity.actuators.tolist())
-                values.extend(ctrl.tolist())
+                sent = fields.as_vector(block["ctrl"], f"{prefix}.ctrl", len(entity.actuators))
+                ids = entity.actuators
             ctrl_map = block.get("ctrl_map")
             if ctrl_map is not None:
                 if not isinstance(ctrl_map, dict):
                     raise ProtocolError("bad_value", f"{prefix}.ctrl_map must be a map of name: value")
+                named, given = [], []
                 for name, value in ctrl_map.items():
                     if name not in entity.actuator_names:
                         raise ProtocolError("unknown_actuator", f"{prefix} has no actuator {name!r}")
-                    index.append(int(entity.actuators[entity.actuator_names.index(name)]))
-                    values.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+                    named.append(int(entity.actuators[entity.actuator_names.index(name)]))
+                    given.append(float(fields.as_vector([value], f"{prefix}.ctrl_map[{name!r}]")[0]))
+                ids = np.concatenate([ids, named]).astype(np.int64) if ids is not None \
+                    else np.asarray(named, dtype=np.int64)
+                sent = np.concatenate([sent, given]) if sent is not None else np.asarray(given)
+            raw_ids, raw_values, plan = self.controllers.route(entity, block, ids, sent)
+            if plan is not None:
+                plans.append(plan)
+            if raw_ids is not None and len(raw_ids):
+                index.append(raw_ids)
+                values.append(raw_values)
             xfrc = block.get("xfrc_applied")
             if xfrc is not None:
                 if not isinstance(xfrc, dict):
@@ -512,9 +524,19 @@ class Dispatcher:
                         raise ProtocolError("unknown_body", f"no body {name!r} in {prefix}")
                     bodies.append(body)
                     wrenches.append(fields.as_vector(wrench, f"{prefix}.xfrc_applied[{name!r}]", 6))
-        return ((np.asarray(values) if index else None),
-                (np.asarray(index, dtype=np.int64) if index else None),
-                tuple(bodies), (np.asarray(wrenches) if bodies else None))
+        if len(index) > 1:
+            index, values = [np.concatenate(index)], [np.concatenate(values)]
+        return ((values[0] if index else None), (index[0] if index else None),
+                tuple(bodies), (np.asarray(wrenches) if bodies else None), plans)
+
+    @staticmethod
+    def _controlled(request: dict) -> list[str]:
+        """The entities a step's per-entity blocks write (ctrl, ctrl_map, xfrc_applied):
+        the ones a control claim gates (an observation-only block writes nothing)."""
+        blocks = (fields.mapping(request, "per_articulation", None) or fields.mapping(request, "arts", None)
+                  or {})
+        return [prefix for prefix, block in blocks.items() if isinstance(block, dict) and any(
+            block.get(key) is not None for key in ("ctrl", "ctrl_map", "xfrc_applied"))]
 
     def op_step(self, request, session) -> dict:
         self._check_level(request)
@@ -536,6 +558,7 @@ class Dispatcher:
             if qpos is None:
                 raise ProtocolError("missing_field",
                                     "a puppet step sends the full qpos (and qvel, ctrl, time)")
+            self.leases.check_control(request, session, self.by_prefix)  # (it writes every entity)
             command = commands.PushState(qpos, qvel, ctrl, when)
             shot = self._send(runner, command, "the pushed state")
             reply = self._reply("step_ok", shot, request, session)
@@ -546,18 +569,20 @@ class Dispatcher:
                                          "body_id": int(body), "xfrc_applied": wrench,
                                          "force": wrench[:3], "torque": wrench[3:]}
             return reply
-        values, index, bodies, wrenches = self._controls(request)
+        values, index, bodies, wrenches, plans = self._controls(request)
+        self.leases.check_control(request, session, self._controlled(request))
+        if bodies and self.mode == "live":
+            raise ProtocolError("unsupported", "xfrc_applied in live mode: switch to direct mode "
+                                "(a wrench must last a known number of steps)")
+        laws = self.controllers.commit(plans)
         if self.mode == "direct":
-            shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches),
+            shot = self._send(runner, commands.DirectStep(count, values, index, bodies, wrenches, laws),
                               f"{count} steps")
             return self._reply("step_ok", shot, request, session)
         # live: the scene plays on its own; apply the controls, wait for n new snapshots
         start = runner.latest.frame
-        if values is not None or bodies:
-            if bodies:
-                raise ProtocolError("unsupported", "xfrc_applied in live mode: switch to direct mode "
-                                    "(a wrench must last a known number of steps)")
-            shot = self._send(runner, commands.SetControls(values, index), "the controls")
+        if values is not None or laws:
+            shot = self._send(runner, commands.SetControls(values, index, laws), "the controls")
             start = shot.frame
         if not runner.playing or count == 0:
             return self._reply("step_ok", self._state(runner), request, session)
@@ -646,6 +671,7 @@ class Dispatcher:
             raise ProtocolError("bad_mode", f"unknown mode {asked[:40]!r}: live, direct, puppet "
                                 "(or freerun, stepped, statepushed)")
         runner = self._runner()
+        self.leases.check_mode(request, session, MODES[asked] != self.mode)
         previous, self.mode = self.mode, MODES[asked]
         self.status.mode = self.mode
         if self.mode != "puppet":
@@ -694,11 +720,12 @@ class Dispatcher:
                                     f"qpos has {len(qpos)} values; {target} takes {len(index)}"
                                     + (" (or 7 for its free base)" if free else ""))
         values = fields.as_vector(qpos, "'qpos'", len(index))
+        self.leases.check_control(request, session, [target])
         self._send(self._runner(), commands.SetQpos(index, values), "set_qpos")
         return {"op": "set_qpos_ok", "target": target, "actor_id": target, "qpos": values,
                 "free_base_shortcut": bool(shortcut)}
 
-    def _mocap(self, request) -> tuple[str, int]:
+    def _mocap(self, request) -> tuple[str, int, int]:
         name = fields.string(request, "body")
         body = self._named(OBJ.mjOBJ_BODY, name)
         if body < 0:
@@ -706,10 +733,10 @@ class Dispatcher:
         mocap = int(self.model.body_mocapid[body])
         if mocap < 0:
             raise ProtocolError("not_mocap_body", f"body {name!r} is not a mocap body")
-        return name, mocap
+        return name, mocap, body
 
     def op_set_mocap_pose(self, request, session) -> dict:
-        name, mocap = self._mocap(request)
+        name, mocap, body = self._mocap(request)
         shot = self._state(self._runner())
         pos = fields.vector(request, "pos", 3, None)
         quat = fields.vector(request, "quat", 4, None)
@@ -722,13 +749,14 @@ class Dispatcher:
                 raise ProtocolError("bad_value", "'quat' must not be zero")
             quat = quat / norm
         quat = shot.mocap_quat[mocap] if quat is None else quat
+        self.leases.check_control(request, session, [e.prefix for e in self.entities if body in e.bodies])
         shot = self._send(self._runner(), commands.SetMocap((mocap,), np.array([pos]), np.array([quat])),
                           "the mocap pose")
         return {"op": "set_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap].tolist(),
                 "quat": shot.mocap_quat[mocap].tolist()}
 
     def op_read_mocap_pose(self, request, session) -> dict:
-        name, mocap = self._mocap(request)
+        name, mocap, _ = self._mocap(request)
         shot = self._state(self._runner())
         return {"op": "read_mocap_pose_ok", "body": name, "pos": shot.mocap_pos[mocap],
                 "quat": shot.mocap_quat[mocap]}
@@ -832,4 +860,5 @@ class Dispatcher:
         with self.lock:
             self._give_back()
         self.recordings.close()
+        self.uploads.close()
         self.cameras.stop()

@@ -13,10 +13,12 @@ import re
 import tempfile
 
 import mujoco
+import numpy as np
 
 from ..engine import commands
 from ..engine.runner import Runner
 from ..engine.session import EngineSession
+from .wire import ProtocolError
 
 VERSION = "0.1.0"
 
@@ -45,8 +47,24 @@ class Host:
     def recordings_dir(self) -> str | None:
         return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
 
+    def uploads_dir(self) -> str:
+        """Where uploaded models are staged, one folder per upload (bridge/uploads.py)."""
+        return os.path.join(tempfile.gettempdir(), "mjblend_uploads")
+
+    def import_model(self, path: str, staged: bool = False, job: bool = False) -> dict:
+        """(A bridge thread, the simulation not lent) Serve the MJCF at `path` (ModelHost:
+        in place of its model; SceneHost: imported into the scene, under the importer's
+        guard, and the scene recompiled). `staged`: the file is an upload's, whose folder goes
+        afterwards unless the result says `keep_folder`. `job`: a host that imports on
+        Blender's main thread answers {"job_id"} at once (URLab's op_started) instead
+        of waiting. The result: model_root, entity, imported_now, warnings and the
+        served model's sizes and mjb (`model_fields`). ProtocolError import_failed with
+        MuJoCo's message when it refuses the file (the model served unchanged)."""
+        raise ProtocolError("unsupported", "this server cannot import models")
+
     blender_frames = None  # bridge/blender_frames.BlenderFrames where Blender can render (a scene's host)
     main_thread = None  # bridge/main_thread.MainThread where a Blender scene is served (its jobs)
+    scene_edits = None  # live/bridge_scene.SceneEdits where a Blender scene is served (bridge/scene_ops.py)
 
     def camera_settings(self) -> dict:
         """{camera name: {"mode": real | depth | semantic | instance, "resolution": (w, h),
@@ -114,8 +132,9 @@ def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict
             take(texture.file, original.texturedir)
             for name in texture.cubefiles:
                 take(name, original.texturedir)
-    except OSError as error:  # (e.g. a file of a model the file attaches, in that model's folder)
-        raise ValueError(f"an asset file cannot be read where the model names it: {error}") from None
+    except OSError as error:  # (gone since the load; a file of an attached model, in that model's folder)
+        raise ProtocolError("path_not_readable", f"the model cannot be shipped as MJCF: an asset file cannot "
+                            f"be read where the model names it: {error}") from None
     copy = served.copy()
     for element in (*copy.meshes, *copy.hfields, *copy.skins):
         element.file = names.get(element.file, element.file)
@@ -128,19 +147,39 @@ def flattened(original: mujoco.MjSpec, served: mujoco.MjSpec) -> tuple[str, dict
     return copy.to_xml(), files
 
 
+def model_fields(model: mujoco.MjModel) -> dict:
+    """URLab's upload_model_commit sizes and compiled model of what is served now."""
+    buffer = np.empty(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, buffer)
+    return {"nq": int(model.nq), "nv": int(model.nv), "nu": int(model.nu), "nbody": int(model.nbody),
+            "ngeom": int(model.ngeom), "mjb": buffer.tobytes()}
+
+
+def folder_files(folder: str, but: str) -> dict:
+    """{file name: bytes} of the regular files in `folder` (an upload's assets), `but` one."""
+    found = {}
+    for entry in os.scandir(folder):
+        if entry.name != but and entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as handle:
+                found[entry.name] = handle.read()
+    return found
+
+
 class ModelHost(Host):
     """A model served without Blender: its own session and physics thread."""
 
     def __init__(self, model: mujoco.MjModel, prefix: str, name: str = "", keyframe: int = -1,
                  files: tuple[str, dict] | None = None, recordings: str | None = None, play: bool = False,
-                 cameras: dict | None = None):
+                 cameras: dict | None = None, uploads: str | None = None):
         """`play`: start playing in real time (live mode, as a URLab server does); else paused
-        until a client asks. `cameras`: Host.camera_settings."""
+        until a client asks. `cameras`: Host.camera_settings. `uploads`: Host.uploads_dir."""
         self.name = name or prefix
         self._cameras = dict(cameras or {})
         self._prefix = prefix
+        self._served = ((model, prefix),)  # (model, its prefix), the one before: see root_prefixes
         self._files = files
         self._recordings = recordings
+        self._uploads = uploads
         self.session = EngineSession(model, keyframe=keyframe)
         self._runner = Runner(self.session, threaded=True, name="MJBlend bridge physics")
         self._runner.start()
@@ -162,7 +201,46 @@ class ModelHost(Host):
         return self._runner
 
     def root_prefixes(self) -> list[str]:
+        """The prefix of the model the runner runs (after an import, the new model may
+        reach the runner a moment after its prefix is set: the one before is kept too)."""
+        model = self._runner.session.model
+        for served, prefix in self._served:
+            if served is model:
+                return [prefix]
         return [self._prefix]
+
+    def uploads_dir(self) -> str:
+        return self._uploads or super().uploads_dir()
+
+    def import_model(self, path: str, staged: bool = False, job: bool = False) -> dict:
+        """The model served replaced by the file's (prefixed by its name, as from_file does):
+        the physics thread swaps it between two steps (commands.Replace, then a reset to
+        qpos0), so the runner, the state stream and the cameras stay; sessions of the old
+        model expire. An upload's files are read into the spec (its folder then goes).
+        MuJoCo loads it in this process, as from_file does (the importer's guard, a probe
+        process with limits, is a Blender scene's: the bridge imports no importer/)."""
+        label = os.path.basename(path)
+        try:
+            spec = mujoco.MjSpec.from_file(path)
+            spec.compile()  # (MuJoCo's message in the file's own names, before the prefix)
+            root = spec.modelname or os.path.splitext(label)[0]
+            prefix = prefix_of(root)
+            served = prefixed_spec(spec, prefix)
+            if staged:  # (after the attach, which renames the files of a spec that has assets)
+                spec.assets = served.assets = folder_files(os.path.dirname(path), label)
+            model = served.compile()
+        except Exception as error:  # noqa: BLE001 -- MuJoCo's message, the model served unchanged
+            raise ProtocolError("import_failed", f"{label}: MuJoCo cannot load it: "
+                                f"{' '.join(str(error).split())}") from None
+        self._served = ((model, prefix), *self._served[:1])
+        runner = self._runner
+        runner.send(commands.Replace(model, {}))
+        if not runner.wait(runner.send(commands.Reset(-1)), 10.0):
+            raise ProtocolError("step_timeout", "the physics thread did not take the new model within 10 s")
+        self.name = self._prefix = prefix
+        self._specs, self._files = (spec, served), None
+        return {"model_root": root, "entity": prefix, "imported_now": True, "warnings": [],
+                **model_fields(model)}
 
     def compiled_files(self):
         if self._files is None and getattr(self, "_specs", None) is not None:

@@ -4,7 +4,9 @@ the state stream) carry at each observation level, as URLab's reply does.
 - minimal: per entity qpos, qvel (+ time, step, frame_id, sim_time, wall_time);
 - standard: + ctrl, act (one value per actuator, 0 for a stateless one),
   sensors by short name;
-- full: + bodies {short name: {xpos, xquat}} and actuator_forces.
+- full: + bodies {short name: {xpos, xquat}} and actuator_forces;
+- at every level, an articulation's twist {linear, angular} and actions (URLab's
+  UMjTwistController: bridge/controllers.py).
 
 Per-entity blocks go under `arts` (URLab's newest client) and
 `per_articulation` (its documentation); free bodies' poses (and their free
@@ -77,9 +79,13 @@ def scene_block(entity, shot) -> dict:
     return block
 
 
-def observation(op: str, shot, entities, level: str) -> dict:
-    """`<op>` reply of snapshot `shot` for `entities` at `level`."""
+def observation(op: str, shot, entities, level: str, extra: dict | None = None) -> dict:
+    """`<op>` reply of snapshot `shot` for `entities` at `level`; `extra`: what an
+    entity's block adds, by prefix (an articulation's twist, bridge/controllers.py)."""
     arts = {e.prefix: entity_block(e, shot, level) for e in entities}
+    for prefix, more in (extra or {}).items():
+        if prefix in arts:
+            arts[prefix].update(more)
     scene = {e.prefix: scene_block(e, shot) for e in entities if e.kind == "body" and e.root_body >= 0}
     return {"op": op, "time": shot.time, "step": shot.steps, "frame_id": shot.frame,
             "sim_time": stamp(shot.time), "wall_time": stamp(time.time()),

@@ -5,6 +5,10 @@ and stopped together.
     bridge.start()       # PortInUse (an OSError) if a port is taken
     ...
     bridge.stop()        # every socket closed, every thread joined
+
+It also keeps the entry URLab's pool discovers it by (bridge/registry.py) while it
+runs: `registry_dir` moves it (None: URLab's folder, $URLAB_REGISTRY_DIR or the
+cache's URLab/registry; False: no entry).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from .camera_streams import BASE_PORT as CAMERA_PORT
 from .camera_streams import CameraStreams
 from .dispatcher import Dispatcher
 from .hold import Hold
+from .registry import Registry
 from .stream import StateStream
 from .wire import MAX_REQUEST_BYTES
 from .zmq_transport import ZmqTransport
@@ -40,7 +45,7 @@ class Bridge:
     def __init__(self, host, address: str = DEFAULT_ADDRESS, request_port: int = REQUEST_PORT,
                  state_port: int = STATE_PORT, transports=("zmq",), limit: int = MAX_REQUEST_BYTES,
                  shm_dir: str | None = None, stream_rate: float | None = None,
-                 camera_port: int = CAMERA_PORT):
+                 camera_port: int = CAMERA_PORT, registry_dir: str | None | bool = None):
         """`stream_rate`: snapshots per second the simulation publishes while it plays
         live (the state stream's rate; None: the runner's own, twice the display's).
         `camera_port`: the first port a streaming camera's PUB socket tries (URLab's 5558)."""
@@ -50,10 +55,13 @@ class Bridge:
                                      host.camera_settings, blender=host.blender_frames,
                                      default_renderer=host.camera_renderer)
         self.dispatcher = Dispatcher(host, cameras=self.cameras)
-        self.dispatcher.instance = {"instance_id": "mjblend", "index": 0, "pid": os.getpid(),
+        # (an instance id per port: the registry entry is named by it and the process id,
+        # and one process may serve several scenes)
+        self.dispatcher.instance = {"instance_id": f"mjblend-{request_port}", "index": 0, "pid": os.getpid(),
                                     "step_port": request_port, "state_port": state_port,
                                     "cam_base_port": camera_port}
         self.stream = StateStream(self.dispatcher.scene)
+        self.stream.extra = lambda: self.dispatcher.controllers.extra  # (a dict swapped whole: any thread)
         self.zmq = ZmqTransport(self.dispatcher, address, request_port, state_port, limit)
         self.shm = None
         if "shm" in transports:
@@ -66,6 +74,8 @@ class Bridge:
             self.shm.hold = self.hold
         self._runner = None  # the runner this bridge is a companion of
         self.running = False
+        self.registry = (None if registry_dir is False
+                         else Registry(self.dispatcher, address, registry_dir or None))
 
     @property
     def local_only(self) -> bool:
@@ -88,6 +98,8 @@ class Bridge:
         self.dispatcher.on_state = self.stream.push  # (states the bridge steps itself, one message each)
         self.follow(self.host.runner())
         self.stream.start()
+        if self.registry is not None:
+            self.registry.start()
         self.running = True
 
     def follow(self, runner) -> None:
@@ -120,6 +132,8 @@ class Bridge:
             self.host.main_thread.close()
         self._leave()
         self.running = False
+        if self.registry is not None:
+            self.registry.stop()
         runner = self.host.runner()
         if runner is not None and self.stream_rate:  # (the simulation goes on at its own rate)
             runner.send(commands.SetPublishRate(PUBLISH_RATE))

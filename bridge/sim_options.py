@@ -84,4 +84,7 @@ def echo(opt) -> dict:
         out[key] = {v: k for k, v in words.items()}.get(int(getattr(opt, attribute)), "")
     for key, (attribute, bit, set_means_on) in FLAGS.items():
         out[key] = bool(int(getattr(opt, attribute)) & bit) == set_means_on
+    # URLab's thread pool, echoed as URLab does: none here (one physics thread; a client's
+    # num_worker_threads is refused), so URLab's SimOptions reads 0, not a missing value
+    out["num_worker_threads"] = out["max_worker_threads"] = 0
     return out

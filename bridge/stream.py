@@ -26,6 +26,7 @@ class StateStream:
     def __init__(self, entities, level: str = "standard"):
         self.entities = entities  # entities.SceneEntities of the models streamed
         self.level = level
+        self.extra = lambda: None  # () -> what entity blocks add, by prefix (the controllers' twists)
         self.sinks: list = []  # callables (topic, message bytes, snapshot)
         self.wanted: list = []  # callables () -> bool: does anyone read that sink now?
         self.published = 0
@@ -95,7 +96,7 @@ class StateStream:
 
     def _message(self, state) -> bytes:
         entities = self.entities.of(state.model)
-        return encode(observations.observation("state_full", state, entities, self.level))
+        return encode(observations.observation("state_full", state, entities, self.level, self.extra()))
 
     def _emit(self, frame: int, message: bytes, shot) -> None:
         with self._send_lock:

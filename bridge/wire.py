@@ -25,12 +25,15 @@ MAX_REQUEST_BYTES = 64 << 20  # a request larger than this is refused (a model u
 
 
 class ProtocolError(MJBlendError):
-    """A request the server refuses: `code` is URLab's error code, the message says why."""
+    """A request the server refuses: `code` is URLab's error code, the message says why;
+    `fields` go into the error reply beside them (URLab's `busy` names the lease held,
+    `not_control_owner` the owner)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, fields: dict | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.fields = fields or {}
 
 
 def encoding_of(frame: bytes) -> str:
@@ -101,5 +104,5 @@ def _json_ready(value):
     return value
 
 
-def error(code: str, message: str) -> dict:
-    return {"op": "error", "code": code, "message": message}
+def error(code: str, message: str, fields: dict | None = None) -> dict:
+    return {**(fields or {}), "op": "error", "code": code, "message": message}

@@ -202,31 +202,51 @@ class SetMocap:
 
 @dataclass(frozen=True)
 class SetControls:
-    """Controls as a client sends them: `values` into ctrl[`index`] (None: all), unclamped."""
+    """Controls as a client sends them: `values` into ctrl[`index`] (None: all, and None
+    values: none), unclamped; `laws`: control laws changed by key (SetLaws)."""
 
     values: np.ndarray = field(repr=False)
     index: Any = None
+    laws: dict | None = field(default=None, repr=False)
 
     def apply(self, runner) -> None:
-        runner.session.set_controls(self.values, self.index)
+        if self.laws:
+            runner.session.set_laws(self.laws)
+        if self.values is not None:
+            runner.session.set_controls(self.values, self.index)
+
+
+@dataclass(frozen=True)
+class SetLaws:
+    """Control laws run before every step (engine/controllers.py), by key; a key
+    given None loses its law."""
+
+    laws: dict = field(repr=False)
+
+    def apply(self, runner) -> None:
+        runner.session.set_laws(self.laws)
 
 
 @dataclass(frozen=True)
 class DirectStep:
-    """A client's step: pause, set the controls (SetControls' `values` / `index`) and
-    one-shot wrenches on `bodies` (ids; (n, 6) `wrenches`), run exactly `count` steps
-    (recorded, like Step), then clear those wrenches again."""
+    """A client's step: pause, set the controls (SetControls' `values` / `index`), the
+    control laws changed (`laws`, as SetLaws) and one-shot wrenches on `bodies` (ids;
+    (n, 6) `wrenches`), run exactly `count` steps (recorded, like Step), then clear
+    those wrenches again."""
 
     count: int
     values: Any = field(default=None, repr=False)
     index: Any = None
     bodies: tuple = ()
     wrenches: Any = field(default=None, repr=False)
+    laws: dict | None = field(default=None, repr=False)
 
     def apply(self, runner) -> None:
         runner.clear_message()
         session = runner.session
         session.pause()
+        if self.laws:
+            session.set_laws(self.laws)
         if self.values is not None:
             session.set_controls(self.values, self.index)
         bodies = list(self.bodies)

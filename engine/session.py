@@ -72,6 +72,9 @@ class EngineSession:
         self.diverged_at: float | None = None  # the time of the state the last step diverged from
         self._state: np.ndarray | None = None  # a chunk's starting state (see _run)
         self.recorder = None  # an engine.recording.Recorder capturing frames, or None
+        # control laws run before every step (engine/controllers.py), by a key of the caller's
+        self.laws: dict = {}
+        self._laws: tuple = ()
         self.reset(keyframe)
 
     # ------------------------------------------------------------ control
@@ -221,7 +224,7 @@ class EngineSession:
         model, data = self.model, self.data
         start = _time.perf_counter()
         counts = data.warning.number.copy()
-        if self.grab is None and count > 1:
+        if self.grab is None and not self._laws and count > 1:
             state = self._state_buffer()
             mujoco.mj_getState(model, data, state, STATE)  # (microseconds, against a chunk's ~2 ms)
             mujoco.mj_step(model, data, nstep=count)
@@ -240,7 +243,7 @@ class EngineSession:
         return done
 
     def _steps_until_diverged(self, count: int, counts) -> int:
-        """Up to `count` single steps (the mouse spring applied before each), ending
+        """Up to `count` single steps (the mouse spring and the control laws applied before each), ending
         after one that diverged (`counts`: the warnings before the first)."""
         model, data = self.model, self.data
         done = 0
@@ -248,6 +251,8 @@ class EngineSession:
             before = data.time
             if self.grab is not None:
                 self.grab.apply(model, data)  # the spring acts on every step
+            for law in self._laws:  # (a controller computes its commands from this step's state)
+                law.apply(data)
             mujoco.mj_step(model, data)
             done += 1
             if _diverged_since(data, counts):
@@ -332,6 +337,16 @@ class EngineSession:
             self.data.ctrl[:] = ctrl
         else:
             self.data.ctrl[index] = ctrl
+
+    def set_laws(self, changes: dict) -> None:
+        """Control laws by key (engine/controllers.py), applied before every step
+        from now on; a key given None loses its law."""
+        for key, law in changes.items():
+            if law is None:
+                self.laws.pop(key, None)
+            else:
+                self.laws[key] = law
+        self._laws = tuple(self.laws.values())
 
     def apply_wrenches(self, bodies, wrenches) -> None:
         """xfrc_applied of `bodies` (ids) = `wrenches` (n, 6: force, torque in world)."""
@@ -445,6 +460,7 @@ class EngineSession:
         poses carry over for every element bound in both `self.ids` and `ids`.
         `data`: an MjData of `model` no one else holds (reset here), else a new one."""
         self.release()  # body ids may have changed
+        self.set_laws(dict.fromkeys(self.laws))  # (they index the old model's actuators and joints)
         old_model, old_data, old_ids = self.model, self.data, self.ids
         if data is None:
             data = mujoco.MjData(model)

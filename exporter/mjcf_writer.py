@@ -302,6 +302,52 @@ def write(built: SceneSpec, filepath: str, copy_assets=False, as_zip=False, save
     return model
 
 
+def _mjcf_text(spec, final: dict[str, str]) -> str:
+    """MuJoCo's MJCF of `spec`, whose assets place_assets placed, with the paths the
+    written files will use (`final`: {path now: path written})."""
+    spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
+    spec.compiler.savecanonical = False
+    try:
+        text = spec.to_xml()
+    except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer
+        raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
+            from None
+    for now, later in final.items():
+        # file=, and a cube texture's fileright= ... fileback=
+        text = re.sub(rf'(\sfile(?:right|left|up|down|front|back)?)="{re.escape(escape(now))}"',
+                      lambda match, later=later: f'{match.group(1)}="{escape(later)}"', text)
+    return text
+
+
+def flat_files(built: SceneSpec, staging: str) -> tuple[str, dict[str, bytes]]:
+    """The exporter's MJCF of `built` (its spec changed here: pass a copy) as one text
+    whose asset files are named by bare file name, and {bare name: bytes} of every one:
+    what a client compiles with `MjModel.from_xml_string(text, files)` (URLab's
+    `include_assets`). Meshes and textures only Blender has are written as for an
+    export, into `staging` (a folder of the caller's, emptied by it); the others are
+    copied there first (ExportFailed names a file that is missing). Blender data is
+    read only for `built`'s scanners and painted textures (none: no main thread needed)."""
+    checks.check_names(built)
+    spec = built.spec
+    placed = place_assets(spec, staging, staging, True, built.blender_meshes, built.blender_textures,
+                          in_zip=True)
+    spec.compiler.meshdir = spec.compiler.texturedir = ""  # (every file by its bare name)
+    bare: dict[str, str] = {}
+    files: dict[str, bytes] = {}
+    for now in placed:
+        with open(now, "rb") as handle:
+            data = handle.read()
+        stem, extension = os.path.splitext(os.path.basename(now))
+        name, number = stem + extension, 1
+        while name in files and files[name] != data:  # (the same name in the mesh and texture folders)
+            number += 1
+            name = f"{stem}_{number}{extension}"
+        bare[now], files[name] = name, data
+    text = _mjcf_text(spec, bare)
+    checks.check_text(text, built)
+    return text, files
+
+
 def _randomization_name(filepath: str) -> str:
     """The randomization file of an MJCF file, as batch.open_pool looks for it."""
     return randomization_path(os.path.basename(filepath))
@@ -329,17 +375,7 @@ def _write_staged(built, filepath, folder, staging, model, copy_assets, as_zip, 
     replaceable = set() if as_zip else referenced_files(filepath)
     final = place_assets(spec, folder, staging, copy_assets, built.blender_meshes,
                          built.blender_textures, replaceable, in_zip=as_zip)
-    spec.compiler.savecompiled = False  # authored notation, full precision (see module doc)
-    spec.compiler.savecanonical = False
-    try:
-        text = spec.to_xml()
-    except Exception as error:  # ValueError, or mujoco.FatalError from its XML writer
-        raise ExportFailed(f"MuJoCo cannot write the model: {' '.join(str(error).split())}") \
-            from None
-    for now, later in final.items():  # the paths the written file will use
-        # file=, and a cube texture's fileright= ... fileback=
-        text = re.sub(rf'(\sfile(?:right|left|up|down|front|back)?)="{re.escape(escape(now))}"',
-                      lambda match, later=later: f'{match.group(1)}="{escape(later)}"', text)
+    text = _mjcf_text(spec, final)
     checks.check_text(text, built)
     with open(staged, "w", encoding="utf-8") as fh:
         fh.write(text)

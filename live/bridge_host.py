@@ -25,7 +25,9 @@ scene's SceneSession (`owner.bridge`):
     bridge_host.stop()      # every socket closed, every thread joined
 
 It ends with its scene's session (file load, undo, redo, add-on disable) and
-whenever its simulation ends (stop, a bake that keeps a recording, ...).
+whenever its simulation ends (stop, a bake that keeps a recording, ...), but for a
+client's stop_pie: then it serves on without a simulation until the client's
+begin_pie, or Blender's Play, starts one (live/bridge_scene.py).
 
 Cameras a client asks Blender's renderer for (or all of them, when the scene's
 Bridge setting says Blender) are rendered on the main thread, by `serve_cameras`,
@@ -42,23 +44,29 @@ import dataclasses
 import os
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 
 import bpy
 
 from ..bridge.blender_frames import BlenderFrames
 from ..bridge.camera_streams import KINDS
-from ..bridge.host import Host, prefix_of
-from ..bridge.main_thread import MainThread
+from ..bridge.host import Host, model_fields, prefix_of
+from ..bridge.main_thread import MainThread, run_call
+from ..bridge.uploads import import_xml_reply
+from ..bridge.wire import ProtocolError
 from ..engine import cameras as engine_cameras
+from ..importer import build, mujoco_load
+from ..scan import scene_scan
 from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import blender_camera, scene_session, simulation, viewport
+from . import blender_camera, bridge_scene, scene_session, served_files, simulation, viewport
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
+IMPORT_TAKEN = 30.0  # seconds an upload's commit waits for the main thread to take its import
 
 
 class BridgeError(MJBlendError):
@@ -77,9 +85,12 @@ class SceneHost(Host):
         self.remote_stop = remote_stop  # headless serving only: a client may stop it
         self.live = live
         self._recordings = recordings_folder()
+        self._uploads = uploads_folder()
+        self.import_limits = build.limits(preferences.settings(bpy.context))  # (the import's guard)
         self._cameras = dict(cameras or {})
         self.blender_frames = BlenderFrames()
         self.main_thread = MainThread(wake=self.blender_frames.wake)  # (one event wakes the headless loop)
+        self.scene_edits = bridge_scene.SceneEdits(self)  # (URLab's scene, outliner and sim ops)
         self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
         self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
         self.viewport = viewport.Viewport(self)  # URLab's viewport ops (main thread)
@@ -91,9 +102,12 @@ class SceneHost(Host):
         self.renderer = "blender" if settings.camera_renderer == "BLENDER" else "mujoco"
         self.engine, self.samples = settings.camera_engine, settings.camera_samples or None
 
-    def follow(self, live: simulation.LiveSimulation) -> None:
-        """(Main thread) Serve `live` from now on (the scene's simulation restarted)."""
+    def follow(self, live: simulation.LiveSimulation | None) -> None:
+        """(Main thread) Serve `live` from now on (the scene's simulation restarted; None: a
+        client stopped it, and the bridge serves on without one)."""
         self.live = live
+        if live is not None:
+            self.scene_edits.stopped = False
 
     # -------------------------------------------------- the bridge's threads
 
@@ -114,12 +128,60 @@ class SceneHost(Host):
         return list(served[0][1]) if served else []
 
     def compiled_files(self):
-        # Writing the scene as MJCF with its assets is the exporter's job on the main
-        # thread (it reads Blender data); not served: `include_assets` gets a clear error.
-        return None
+        """(A bridge thread; URLab's `include_assets`) The served model's MJCF and asset
+        files, written by the exporter on the main thread while this thread waits."""
+        live = self.live
+        runner = live.runner if live is not None else None
+        if runner is None:
+            raise ProtocolError("not_ready", "the served simulation ended")
+        model = runner.session.model
+        return served_files.served_files(live, model, self.main_thread)
 
     def recordings_dir(self) -> str:
         return self._recordings
+
+    def uploads_dir(self) -> str:
+        return self._uploads
+
+    def import_model(self, path: str, staged: bool = False, job: bool = False) -> dict:
+        """MuJoCo's guarded load here, on the bridge's thread (the probe process and its
+        limits: a hostile file never reaches Blender's main thread); then, on the main
+        thread, the import into the scene and its recompile (`_import_into_scene`). An
+        upload's folder stays: the imported meshes and textures refer to its files."""
+        loaded = guarded_load(path, self.import_limits)
+        if job:  # URLab's import_xml: op_started, the client follows it with op_status
+            return {"job_id": self.main_thread.start(
+                lambda: import_xml_reply(self._import_into_scene(loaded, staged)), "import_xml")}
+        return run_call(self.main_thread, lambda: self._import_into_scene(loaded, staged), "an import",
+                        IMPORT_TAKEN)
+
+    def _import_into_scene(self, loaded, staged: bool) -> dict:
+        """(Main thread) A finished load imported into the scene as a model root of its own,
+        and the scene's simulation recompiled with it (its sessions then expire); if the
+        scene does not compile with it, every datablock the import made is removed and the
+        simulation goes on with its model."""
+        live = self.live
+        if live is None or live.runner is None:
+            raise ProtocolError("not_ready", "the scene's simulation ended before the import")
+        error_before = (live.error, list(live.error_objects))
+        try:
+            with build.transaction(), warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")  # (MuJoCo's attach conflicts: the scene's options win)
+                result = build.import_loaded(loaded, self.scene)
+                if not live.compile(edited=True) or live.error:
+                    message = live.error or "it did not compile"
+                    live.error, live.error_objects = error_before
+                    raise ProtocolError("import_failed", f"the scene does not compile with "
+                                        f"{result.root.name}: {message}")
+        except build.ImportFailed as error:
+            raise ProtocolError("import_failed", str(error)) from None
+        roots = scene_scan.model_roots(self.scene)
+        prefixes = live.served_prefixes[0][1] if live.served_prefixes else []
+        entity = prefixes[roots.index(result.root)] if result.root in roots and len(prefixes) == len(roots) \
+            else prefix_of(result.root.name)
+        told = [*result.warnings, *live.warnings, *(" ".join(str(w.message).split()) for w in said)]
+        return {"model_root": result.root.name, "entity": entity, "imported_now": True,
+                "warnings": list(dict.fromkeys(told)), "keep_folder": staged, **model_fields(live.model)}
 
     def camera_settings(self) -> dict:
         return self._cameras
@@ -135,6 +197,32 @@ def recordings_folder() -> str:
         stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
         return os.path.join(os.path.dirname(bpy.data.filepath), f"{stem}_recordings")
     return os.path.join(tempfile.gettempdir(), "mjblend_recordings")
+
+
+def guarded_load(path: str, limits: mujoco_load.Limits) -> mujoco_load.Load:
+    """MuJoCo's load of `path` as File > Import does it (importer/mujoco_load.py): first in
+    a child process within `limits` (a hostile file is stopped there), then in this one;
+    the finished Load, for build.import_loaded. Bpy-free: a bridge thread runs it. An
+    import_failed ProtocolError with the reason when MuJoCo refuses it or a limit stops it."""
+    label = os.path.basename(path)
+    try:
+        loaded = mujoco_load.Load(mujoco_load.read_source(path), limits, threaded=False)
+        loaded.run()
+        loaded.outcome()
+    except mujoco_load.LoadError as error:
+        message = str(error)
+        raise ProtocolError("import_failed", message if message.startswith(label) else
+                            f"{label}: {message}") from None
+    return loaded
+
+
+def uploads_folder() -> str:
+    """(Main thread) Where uploaded models are staged and, once imported, kept (the scene's
+    meshes refer to their files): next to the .blend, else in the temporary folder."""
+    if bpy.data.filepath:
+        stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
+        return os.path.join(os.path.dirname(bpy.data.filepath), f"{stem}_uploads")
+    return os.path.join(tempfile.gettempdir(), "mjblend_uploads")
 
 
 def entity_prefixes(roots) -> list[str]:
@@ -255,7 +343,8 @@ def status() -> dict | None:
             "requests": state.requests, "errors": state.errors, "last_op": state.last_op,
             "last_error": state.last_error, "published": bridge.stream.published,
             "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set(),
-            "camera_problem": served.host.camera_problem}
+            "camera_problem": served.host.camera_problem,
+            "simulating": served.host.live is not None}  # (False: a client's stop_pie; begin_pie or Play)
 
 
 def is_local(address: str) -> bool:
@@ -282,6 +371,12 @@ def watch() -> float | None:
         stop()
         return None
     live = scene_session.simulation(scene)
+    if (live is None or live.runner is None) and host.scene_edits.stopped:
+        # a client stopped the simulation (stop_pie): serve on without one, for its begin_pie
+        host.read_settings()
+        host.main_thread.run()
+        return 0.0 if host.main_thread.waiting else CAMERA_INTERVAL if host.main_thread.busy() \
+            else WATCH_INTERVAL
     if live is None or live.runner is None:
         stop()
         return None

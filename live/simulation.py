@@ -88,6 +88,10 @@ class LiveSimulation:
         # from its own thread, made here on the main thread (a recompile's model may
         # reach the runner a moment after it is bound)
         self.served_prefixes: tuple = ()
+        # ((model, the SceneSpec it compiled from), the one before): the bridge's
+        # `include_assets` writes the spec the served model came from (main thread)
+        self.served_specs: tuple = ()
+        self._built = None  # the SceneSpec of the last build of several roots (or for the bridge)
         self.runner: Runner | None = None
         self.binding: Binding | None = None  # of the current model
         self.error = ""  # the last failed recompile, shown in the panels
@@ -109,6 +113,9 @@ class LiveSimulation:
         self._next_structure_check = 0.0
         self._object_count = len(owner.scene.objects)
         self._edits = changes.Cursor()  # edits of the model since this simulation last looked
+        # attached models (several roots, or served over the bridge): where each model root
+        # stood at the last compile, {as_pointer(): (root, (location, rotation))} (see moved_roots)
+        self._root_frames: dict = {}
         self.recorder: Recorder | None = None  # recording while it runs (see start_recording)
         self.started_from_frame: int | None = None  # the baked frame whose state it started from
         self.compile()
@@ -181,6 +188,7 @@ class LiveSimulation:
             prefixes = self.entity_prefixes(roots) if self.for_bridge else None
             built = compile_spec.build_spec(roots, warnings, held=self.held, entity_prefixes=prefixes)
             spec, scanners = built.spec, built.scanners
+            self._built = built
             self._signature = signature
             return spec, None, scanners, roots, warnings
         except (scene_scan.ScanError, compile_spec.CompileError) as error:
@@ -207,8 +215,11 @@ class LiveSimulation:
             spec_io.set_attr(model.opt, attr, value)
         self.display.clear()  # its groups are of the old binding
         ids = self._bind(model, scanners, roots, data)
+        attached = len(roots) > 1 or self.for_bridge
+        self._root_frames = {r.as_pointer(): (r, root_frame(r)) for r in roots} if attached else {}
         if self.for_bridge:
             self.served_prefixes = ((model, self.entity_prefixes(roots)), *self.served_prefixes[:1])
+            self.served_specs = ((model, self._built), *self.served_specs[:1])
         if self.runner is None:
             keyframe = self.settings.keyframe if self.settings.keyframe < model.nkey else -1
             session = EngineSession(model, ids, keyframe=keyframe, data=data)
@@ -228,7 +239,8 @@ class LiveSimulation:
         else:
             seq = self.runner.send(commands.Replace(model, ids, data))
             self.send_mocap()
-            self.runner.wait(seq, SHOW_WAIT)
+            if not self.runner.lent:  # (lent to the bridge, only its thread applies it: never wait on it)
+                self.runner.wait(seq, SHOW_WAIT)
         self.show(force=True)
         return True
 
@@ -389,8 +401,10 @@ class LiveSimulation:
         """Recompile if an element was edited or moved (not by the simulation),
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
         touched, moved = self._edits.read()
+        roots_moved = self.moved_roots()
         try:
-            edited = bool(touched) or any(self._moved_itself(p) for p in moved - self.moving_pointers)
+            edited = bool(touched) or bool(roots_moved) \
+                or any(self._moved_itself(p) for p in moved - self.moving_pointers)
         except ReferenceError:  # an object reported as moved was deleted since
             edited = True
         count = len(self.scene.objects)  # (an added or deleted object changes it: checked at once)
@@ -399,6 +413,8 @@ class LiveSimulation:
             return False
         start = time.perf_counter()
         compiled = self.compile(edited)
+        if compiled and roots_moved:
+            self._carry_free_bodies(roots_moved)
         self._object_count = count
         if not compiled and self.error:  # the last good model runs on, unless it lost objects
             gone = self.deleted()
@@ -409,6 +425,56 @@ class LiveSimulation:
             spent = time.perf_counter() - start
             self._next_structure_check = now + max(STRUCTURE_CHECK_INTERVAL, 50 * spent)
         return compiled
+
+    def moved_roots(self) -> dict:
+        """Attached models (several roots, or the bridge's): the model roots moved since
+        the last compile, {as_pointer(): (the frame it stood in, the frame it stands in)}.
+        A single model's MuJoCo world is its root's frame: moving that root moves the
+        world with it, nothing to recompile."""
+        out = {}
+        for pointer, (root, before) in self._root_frames.items():
+            try:
+                now = root_frame(root)
+            except ReferenceError:  # (deleted: the structure check recompiles without it)
+                continue
+            if now != before:
+                out[pointer] = (before, now)
+        return out
+
+    def _carry_free_bodies(self, roots_moved: dict) -> None:
+        """After a recompile for moved model roots: each moved model's free bodies of the
+        world (their pose is qpos, in MuJoCo's world, which the new attach frame does not
+        move) carried by the root's motion, linear velocity turned with them; joints,
+        fixed bodies and mocap bodies follow the recompile itself. As a user who moves a
+        model root in Blender sees it: the model moves where the root went, mid-motion."""
+        model, moves = self.model, []
+        for obj, body in self.binding.driven:
+            joint = self.binding.free_joint(body)
+            root = scene_scan.model_of(obj)
+            if joint is None or model.body_parentid[body] != 0 or root is None:
+                continue
+            move = roots_moved.get(root.as_pointer())
+            if move is not None:
+                (loc0, rot0), (loc1, rot1) = move
+                turn = rot1 @ rot0.inverted()
+                shift = loc1 - turn @ loc0
+                moves.append((int(model.jnt_qposadr[joint]), int(model.jnt_dofadr[joint]),
+                              np.array(turn), np.array(shift)))
+        if not moves:
+            return
+
+        def carry(session):  # (the runner's thread: it owns MjData)
+            qpos, qvel = session.data.qpos, session.data.qvel
+            for adr, dof, turn, shift in moves:
+                pos, quat = np.empty(3), np.empty(4)
+                mujoco.mju_rotVecQuat(pos, qpos[adr:adr + 3], turn)
+                mujoco.mju_mulQuat(quat, turn, qpos[adr + 3:adr + 7])
+                qpos[adr:adr + 3], qpos[adr + 3:adr + 7] = pos + shift, quat
+                velocity = np.empty(3)
+                mujoco.mju_rotVecQuat(velocity, qvel[dof:dof + 3], turn)
+                qvel[dof:dof + 3] = velocity
+            session.forward()
+        self.runner.send(commands.Call(carry, what="Models carried with their moved roots"))
 
     def _moved_itself(self, pointer) -> bool:
         """A depsgraph 'moved' report is an edit only if the object's own
@@ -657,6 +723,13 @@ class LiveSimulation:
         self.held.clear()
         self.runner = None
         return ended
+
+
+def root_frame(root) -> tuple:
+    """(location, rotation) of a model root in the world: the frame its model is attached in
+    (compile_spec.build_spec: scale left out)."""
+    location, rotation, _scale = root.matrix_world.decompose()
+    return location.freeze(), rotation.freeze()
 
 
 def option_overrides(scene) -> list[tuple]:

@@ -377,6 +377,8 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
         box.label(text=f"Serving {info['scene']}", icon="URL")
         box.label(text="over ZMQ + shared memory" if info["shm"] else "over ZMQ")
         box.label(text=f"Mode: {info['mode']}")
+        if not info.get("simulating", True):
+            box.label(text="Stopped by a client (Play resumes)", icon="PAUSE")
         box.label(text=f"Sessions: {info['sessions']}")
         box.label(text=f"Requests: {info['requests']:,}")
         if info["errors"]:

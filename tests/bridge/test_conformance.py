@@ -9,6 +9,7 @@ required fields (`missing_field`); an op MJBlend does not serve is answered
 `unsupported` with the reason `meta` gives for it. The state stream's message
 is checked against what URLab's client and policy tools read."""
 
+import hashlib
 import json
 import os
 import time
@@ -42,6 +43,9 @@ SEQUENCE = [
     ("get_contacts", lambda seen: {"max_contacts": 16}),
     ("list_keyframes", lambda seen: {}),
     ("set_sim_options", lambda seen: {"options": {"iterations": 50}}),
+    ("configure_controller", lambda seen: {"articulation": "desk_toys", "params": {"kp": {"swing": 2.0}}}),
+    ("set_twist", lambda seen: {"articulation": "desk_toys", "linear": [0.5, 0.0, 0.0]}),
+    ("set_control_source", lambda seen: {"source": "zmq"}),
     ("set_camera_streaming", lambda seen: {"cameras": {cameras_of(seen["hello"])[0]: False}}),
     ("set_camera_delay", lambda seen: {"cameras": {cameras_of(seen["hello"])[0]: 0.0}}),
     ("recording_start", lambda seen: {"name": "conformance"}),
@@ -64,7 +68,22 @@ SEQUENCE = [
     ("draw_axes", lambda seen: {"location": [0.0, 0.0, 0.4], "rotation_euler": [0.0, 0.0, 90.0]}),
     ("set_overlay_text", lambda seen: {"text": "conformance"}),
     ("clear_markers", lambda seen: {}),
+    ("acquire_lease", lambda seen: {"ttl_s": 60.0, "owner": "conformance"}),
+    ("claim_control", lambda seen: {"articulation": "desk_toys_box", "ttl_s": 10.0}),
+    ("release_control", lambda seen: {"articulation": "desk_toys_box"}),
+    ("release_lease", lambda seen: {"lease_id": seen["acquire_lease"]["lease_id"]}),
+    # the model replaced by an upload of the same file, then by import_xml (a hello after each)
+    ("upload_model_manifest", lambda seen: {"xml_sha256": hashlib.sha256(DESK_TOYS_XML).hexdigest(),
+                                            "assets": [], "total_bytes": len(DESK_TOYS_XML)}),
+    ("upload_model_chunk", lambda seen: {"upload_id": seen["upload_model_manifest"]["upload_id"],
+                                         "kind": "xml", "name": "model.xml", "offset": 0,
+                                         "total": len(DESK_TOYS_XML), "data": DESK_TOYS_XML}),
+    ("upload_model_commit", lambda seen: {"upload_id": seen["upload_model_manifest"]["upload_id"]}),
+    ("hello", lambda seen: {}),
+    ("import_xml", lambda seen: {"path": DESK_TOYS}),
+    ("hello", lambda seen: {}),
 ]
+DESK_TOYS_XML = open(DESK_TOYS, "rb").read()
 
 
 def test_every_op_of_urlab_is_served_or_refused_with_a_reason(serve, tmp_path):
@@ -97,7 +116,7 @@ def test_every_op_of_urlab_is_served_or_refused_with_a_reason(serve, tmp_path):
     # served: each one's reply, in an order that makes sense on the scene
     seen = {"hello": hello, "meta": meta}
     for name, fields in SEQUENCE:
-        reply = client.call(name, **fields(seen))
+        reply = client.hello() if name == "hello" else client.call(name, **fields(seen))
         seen[name] = reply
     unsent = [name for name in serving & set(OPS) if name not in seen]
     assert not unsent, f"served ops the test does not send (add them to SEQUENCE): {unsent}"

@@ -3,6 +3,7 @@ the handshake's model, direct steps bit for bit, keyframe resets, puppet poses,
 live stepping, the state stream, and the reply shapes URLab's client reads."""
 
 import os
+import shutil
 import time
 
 import mujoco
@@ -165,7 +166,7 @@ def test_observation_levels(serve):
     client = serve(humanoid_path()).client()
     client.call("set_mode", mode="direct")
     minimal = client.call("step", observations="minimal")["arts"]["Humanoid"]
-    assert set(minimal) == {"qpos", "qvel"}
+    assert set(minimal) == {"qpos", "qvel", "twist", "actions"}  # (URLab's twist at every level)
     standard = client.call("step", observations="standard")["arts"]["Humanoid"]
     assert {"ctrl", "act", "sensors"} <= set(standard) and "bodies" not in standard
     full = client.call("step", observations="full")["arts"]["Humanoid"]
@@ -338,3 +339,21 @@ def test_include_assets_ships_the_model_as_mjcf_and_files(serve):
     assert (model.nq, model.nbody, model.ngeom, model.nmesh, model.nmeshvert) == \
         (ours.nq, ours.nbody, ours.ngeom, ours.nmesh, ours.nmeshvert)
     assert np.allclose(model.mesh_vert, ours.mesh_vert) and np.allclose(model.body_mass, ours.body_mass)
+
+
+def test_include_assets_with_an_asset_gone_from_disk_says_which(serve, tmp_path):
+    """A file the served model was loaded from, deleted since: URLab's path_not_readable,
+    naming it; the session goes on."""
+    drone = os.path.join(CORPUS, "menagerie", "skydio_x2")
+    if not os.path.exists(drone):
+        pytest.skip("no corpus (../shared/corpus)")
+    folder = tmp_path / "skydio_x2"
+    shutil.copytree(drone, folder)
+    served = serve(str(folder / "scene.xml"))
+    os.remove(folder / "assets" / "X2_lowpoly.obj")
+    client = served.client(hello=False)
+    reply = client.hello(include_assets=True)
+    assert reply["op"] == "error" and reply["code"] == "path_not_readable", reply
+    assert "X2_lowpoly.obj" in reply["message"]
+    assert served.bridge.dispatcher.sessions == {}  # (a refused hello opens no session)
+    assert client.hello()["op"] == "hello_ok"

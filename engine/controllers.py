@@ -1,0 +1,80 @@
+"""Control laws the runner applies before every physics step.
+
+A network client (URLab's `ue_controller` control mode) sends position targets,
+not actuator commands; the law turns them into commands from the state of each
+step, at physics rate, on the thread that steps (EngineSession runs the laws
+before each `mj_step`, so live play, a client's steps and Blender's Step all
+apply them). A law is an immutable value: a change (new targets, new gains) is a
+new law sent with a command, so the stepping thread never sees one half-made.
+
+`PDLaw` is URLab's PD controller (UMjPDController) computed as URLab computes
+it, in float32: target clamped to the joint's range, torque = kp * (target -
+qpos) - kv * qvel, clamped to +-torque_limit, written to the actuator's ctrl.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+_JOINT_TRANSMISSIONS = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+_ONE_DOF = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+def bindable(model, actuators) -> tuple[np.ndarray, np.ndarray]:
+    """(actuator ids, their joint ids) of `actuators` a PD law can drive: a joint
+    transmission on a hinge or slide joint (URLab's binding rule), in id order."""
+    found, joints = [], []
+    for a in sorted(int(a) for a in actuators):
+        if int(model.actuator_trntype[a]) not in _JOINT_TRANSMISSIONS:
+            continue
+        joint = int(model.actuator_trnid[a, 0])
+        if 0 <= joint < model.njnt and int(model.jnt_type[joint]) in _ONE_DOF:
+            found.append(a)
+            joints.append(joint)
+    return np.asarray(found, dtype=np.int64), np.asarray(joints, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class PDLaw:
+    """ctrl[actuators] = clip(kp * (clip(targets, low, high) - qpos) - kv * qvel, +-limit),
+    all in float32 (URLab's arithmetic), before each step."""
+
+    actuators: np.ndarray
+    qpos: np.ndarray  # qpos address of each actuator's joint
+    qvel: np.ndarray  # dof address
+    low: np.ndarray  # the joint's range (float32; -inf / inf when not limited)
+    high: np.ndarray
+    kp: np.ndarray
+    kv: np.ndarray
+    limit: np.ndarray
+    targets: np.ndarray
+    _target: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        # (the clamped targets do not change between steps: computed once)
+        object.__setattr__(self, "_target", np.clip(self.targets, self.low, self.high))
+
+    @classmethod
+    def of(cls, model, actuators, joints, kp, kv, limit, targets) -> PDLaw:
+        limited = model.jnt_limited[joints].astype(bool)
+        ranges = model.jnt_range[joints].astype(np.float32)
+        low = np.where(limited, ranges[:, 0], np.float32(-np.inf)).astype(np.float32)
+        high = np.where(limited, ranges[:, 1], np.float32(np.inf)).astype(np.float32)
+        f32 = lambda values: np.asarray(values, dtype=np.float32)  # noqa: E731
+        return cls(np.asarray(actuators, dtype=np.int64), model.jnt_qposadr[joints].astype(np.int64),
+                   model.jnt_dofadr[joints].astype(np.int64), low, high, f32(kp), f32(kv), f32(limit),
+                   f32(targets))
+
+    def with_targets(self, targets) -> PDLaw:
+        """This law with new targets (its gains and bindings shared: no copy)."""
+        return PDLaw(self.actuators, self.qpos, self.qvel, self.low, self.high, self.kp, self.kv, self.limit,
+                     np.asarray(targets, dtype=np.float32))
+
+    def apply(self, data) -> None:
+        position = data.qpos[self.qpos].astype(np.float32)
+        velocity = data.qvel[self.qvel].astype(np.float32)
+        torque = self.kp * (self._target - position) - self.kv * velocity
+        data.ctrl[self.actuators] = np.clip(torque, -self.limit, self.limit)
