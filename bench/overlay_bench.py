@@ -16,6 +16,15 @@ A pile of N boxes (default 40) resting on a plane: about 4 contacts each.
 
 Target: <= 2 ms per frame extra. Medians of R repeats (the machine is noisy:
 about one core of real throughput).
+
+3. Debug markers (URLab's client.debug over the bridge, issue 33): 1000 markers
+   (spheres, lines, arrows, boxes, axes; a label on every fifth) in the served
+   scene's store. In the bpy module: what a frame computes when they are unchanged
+   (the store's frame only: the batches are kept) and when they changed (the
+   segments and labels moved into Blender's world for new batches). In the GUI:
+   the 3D view's redraw with them against without, unchanged and changing every
+   redraw (new batches each time). Target: <= 1 ms per frame with 1000 markers.
+   `--markers-only` runs this case alone.
 """
 
 from __future__ import annotations
@@ -96,6 +105,94 @@ def bpy_module_part(path: str, frames: int, repeat: int) -> None:
     scene_session.end_all()
 
 
+MARKERS = 1000
+MARKER_TARGET = 0.001  # seconds per frame
+
+
+def marker_requests(count: int = MARKERS) -> list:
+    """`count` debug-draw requests of every kind, spread over a 4 m square (as URLab's client sends)."""
+    kinds = ("draw_marker", "draw_line", "draw_arrow", "draw_box", "draw_axes")
+    out = []
+    for i in range(count):
+        x, y = (i % 32) * 0.12 - 2, (i // 32) * 0.12 - 2
+        kind = kinds[i % len(kinds)]
+        request = {"op": kind, "color": [1.0, 0.2 + 0.6 * (i % 2), 0.1], "ttl": -1.0}
+        if kind in ("draw_marker", "draw_axes"):
+            request["location"] = [x, y, 0.5]
+        elif kind == "draw_box":
+            request.update(center=[x, y, 0.3], half_extents=[0.04, 0.04, 0.04])
+        else:
+            request.update({"from": [x, y, 0.2], "to": [x + 0.08, y, 0.4]})
+        if kind == "draw_marker" and i % 5 == 0:
+            request["label"] = f"m{i}"
+        out.append(request)
+    return out
+
+
+def markers_bpy_part(frames: int, repeat: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import addon_loader
+    import bpy
+    import numpy as np
+    addon_loader.enable_addon()
+    from mjblend.bridge import debug_markers
+    from mjblend.ui.overlays import debug_draw
+
+    store = debug_markers.MarkerStore()
+    for request in marker_requests():
+        store.add(debug_markers.SHAPES[request["op"]](request))
+    world = np.array(((0, -1, 0, 1), (1, 0, 0, 2), (0, 0, 1, 0.5), (0, 0, 0, 1)), float)  # (a moved root)
+
+    def unchanged() -> float:
+        start = time.perf_counter()
+        store.frame()
+        return time.perf_counter() - start
+
+    def changed() -> float:
+        start = time.perf_counter()
+        frame = store.frame()
+        debug_draw.lines_by_width(frame.markers, world)
+        debug_draw.labels_of(frame.markers, world)
+        return time.perf_counter() - start
+
+    kept = [statistics.median(unchanged() for _ in range(frames)) for _ in range(repeat)]
+    made = [statistics.median(changed() for _ in range(frames)) for _ in range(repeat)]
+    segments = sum(len(m.lines) // 2 for m in store.frame().markers)
+    print(f"== bpy {bpy.app.version_string}: {len(store)} debug markers, {segments} segments")
+    print(f"3. a frame's marker work, unchanged (batches kept) {statistics.median(kept) * 1e3:6.3f} ms; "
+          f"changed (segments for new batches) {statistics.median(made) * 1e3:6.3f} ms  "
+          f"(target <= {MARKER_TARGET * 1e3:g} ms)")
+
+
+def markers_gui_part(repeat: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests", "gui"))
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from gui_blender import run_gui_script
+
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="mjblend-marker-bench-"))
+    result = folder / "result.json"
+    requests = folder / "markers.json"
+    requests.write_text(json.dumps(marker_requests()))
+    env = {"MJBLEND_RESULT": str(result), "MJBLEND_BENCH_MARKERS": str(requests),
+           "MJBLEND_BENCH_REPEAT": str(repeat)}
+    proc = run_gui_script(os.path.join(ROOT, "bench", "debug_markers_gui.py"), folder, timeout=600,
+                          screen=SCREEN, env=env)
+    figures = pathlib.Path(str(result) + ".figures")
+    if not figures.exists():
+        print("3. GUI markers part failed:\n" + proc.stdout[-2000:] + proc.stderr[-2000:])
+        return
+    f = json.loads(figures.read_text())
+    off = f["redraw"]["off"]
+    print(f"== Blender {f['blender']} UI, software OpenGL (llvmpipe) under Xvfb ({SCREEN}): "
+          f"{f['markers']} debug markers, {f['segments']} segments")
+    print(f"3. 3D view redraw without markers {off * 1e3:6.2f} ms; with them:")
+    for config, label in (("static", "unchanged (batches kept)"), ("changing", "changed every redraw")):
+        print(f"   {label:32s} {f['redraw'][config] * 1e3:6.2f} ms: {f['extra'][config] * 1e3:+6.2f} ms per "
+              f"frame ({f['redraw'][config] / off:.2f}x), the draw callback itself "
+              f"{f['callback'][config] * 1e3:5.2f} ms")
+    print(f"   (target <= +{MARKER_TARGET * 1e3:g} ms per frame)")
+
+
 def gui_part(path: str, repeat: int) -> None:
     sys.path.insert(0, os.path.join(ROOT, "tests", "gui"))
     sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -129,14 +226,23 @@ def main() -> None:
     parser.add_argument("--boxes", type=int, default=40)
     parser.add_argument("--frames", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--no-gui", action="store_true", help="skip part 2 (Debian's Blender under Xvfb)")
+    parser.add_argument("--no-gui", action="store_true",
+                        help="skip the GUI parts (Debian's Blender under Xvfb)")
+    parser.add_argument("--markers-only", action="store_true", help="only case 3 (debug markers)")
     args = parser.parse_args()
+    if args.markers_only:
+        if not args.no_gui:
+            markers_gui_part(args.repeat)
+        markers_bpy_part(args.frames, args.repeat)
+        return
     path = os.path.join(tempfile.mkdtemp(prefix="mjblend-overlay-bench-"), f"pile{args.boxes}.xml")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(pile(args.boxes))
     if not args.no_gui:
         gui_part(path, args.repeat)
+        markers_gui_part(args.repeat)
     bpy_module_part(path, args.frames, args.repeat)
+    markers_bpy_part(args.frames, args.repeat)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from ..engine.session import QPOS_WIDTH
 from . import fields, observations, sim_options
 from .camera_streams import CameraStreams, Delay
 from .controllers import Controllers
+from .debug_ops import DebugViewport
 from .entities import OBJ, SceneEntities
 from .leases import Leases
 from .op import Op
@@ -67,14 +68,9 @@ NOT_SERVED = {
     "fastpath_perturb": _FASTPATH,
     **{op: _SCENE_EDIT for op in (
         "spawn_actor", "spawn_grid", "spawn_light", "duplicate_actor", "actor_hierarchy")},
-    **{op: "debug drawing in Blender's viewport is not served yet" for op in (
-        "draw_marker", "draw_line", "draw_box", "draw_arrow", "draw_axes", "clear_markers",
-        "set_overlay_text")},
-    **{op: "Blender's 3D view is not driven over the bridge yet" for op in (
-        "set_camera", "get_camera", "frame_actor", "track_actor", "untrack")},
     **{op: _EDITOR for op in (
         "create_level", "load_level", "save_level", "current_level", "ensure_manager", "destroy_asset",
-        "list_blueprints", "add_quick_convert", "remove_quick_convert", "set_viewport_mode")},
+        "list_blueprints", "add_quick_convert", "remove_quick_convert")},
 }
 
 @dataclasses.dataclass
@@ -124,6 +120,8 @@ class Dispatcher:
         self.parts.append(self.controllers)
         self.uploads = Uploads(self)  # URLab's model upload and import_xml (bridge/uploads.py)
         self.parts.append(self.uploads)
+        self.debug = DebugViewport(self)  # URLab's debug markers and the 3D view (bridge/debug_ops.py)
+        self.parts.append(self.debug)
         self.ops = self._catalogue()
         # URLab's ops answered `unsupported`, with why: NOT_SERVED, and those a part cannot
         # serve on this host (`not_served()`: e.g. scene ops on a model served without Blender)

@@ -62,7 +62,7 @@ from ..scene import preferences
 from ..scene.names import first_free, numbered
 from ..scene.errors import MJBlendError
 from ..sync import views
-from . import blender_camera, bridge_scene, scene_session, served_files, simulation
+from . import blender_camera, bridge_scene, scene_session, served_files, simulation, viewport
 
 WATCH_INTERVAL = 0.25  # seconds between the main thread's looks at a served simulation
 CAMERA_INTERVAL = 0.02  # ... while clients use Blender's renderer (an ask waits for the next look)
@@ -93,6 +93,7 @@ class SceneHost(Host):
         self.scene_edits = bridge_scene.SceneEdits(self)  # (URLab's scene, outliner and sim ops)
         self.renderer, self.engine, self.samples = "mujoco", "BLENDER_WORKBENCH", None
         self.camera_problem = ""  # the last streamed Blender frame that failed, for the panel
+        self.viewport = viewport.Viewport(self)  # URLab's viewport ops (main thread)
         self.read_settings()
 
     def read_settings(self) -> None:
@@ -319,6 +320,8 @@ def stop() -> bool:
     """(Main thread) Stop the bridge, if one runs: every socket closed, every thread
     joined (the simulation goes on). True if one was running."""
     owner = _serving()
+    if owner is not None:
+        owner.bridge.host.viewport.tracking.stop()  # (a client's track_actor ends with its bridge)
     return owner is not None and owner.end_bridge()
 
 

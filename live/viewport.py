@@ -1,0 +1,341 @@
+"""Blender's 3D view driven by URLab's `viewport` ops (bridge/debug_ops.py asks; this
+runs on Blender's main thread): the eye read and set in the model's world, an
+actor framed, a body followed, the shading mode, a screenshot.
+
+The view is the largest 3D view of the first window (URLab drives its
+most recently focused perspective viewport). `--background` and the bpy module
+have no 3D view on screen: every op answers `no_viewport` (URLab's code) there.
+
+The eye, as URLab's camera pose read back in MuJoCo's world: location in
+metres; its frame looks along x with z up (y to its left), where Blender's
+view looks along its -z with y up; MuJoCo's world is Blender's moved by the
+model root's frame (Binding.world). fov is horizontal degrees: Blender's view
+fits a 72 mm sensor (36 mm, zoom 2) across the wider side of the region to
+its lens, so the horizontal fov is 2 atan(36 / lens) in a landscape region.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from ..bridge import debug_markers
+from ..bridge.wire import ProtocolError
+
+HALF_SENSOR = 36.0  # mm: half of Blender's view sensor (36 mm, zoom 2)
+TRACK_INTERVAL = 1 / 60  # seconds between a tracking view's moves
+FRAME_MARGIN = 1.1  # a framed actor's bounding sphere fills this much less than the view
+# the eye's axes (x forward, y left, z up) as Blender's view axes: columns are the view's
+# x (right), y (up), z (back) in the eye's frame
+VIEW_IN_EYE = Matrix(((0.0, 0.0, -1.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
+# URLab's modes as Blender's shading (Blender has no collision or reflection view of its own)
+MODES = {
+    "lit": ("SOLID", "STUDIO", False),
+    "unlit": ("SOLID", "FLAT", False),
+    "wireframe": ("WIREFRAME", None, False),
+    "collision": ("SOLID", "STUDIO", True),  # every geom seen through (x-ray): the shapes that collide
+    "reflections": ("MATERIAL", None, False),  # Material Preview: the world's light and reflections
+}
+
+
+class Viewport:
+    """The host's 3D view (SceneHost.viewport): every method runs on the main thread."""
+
+    def __init__(self, host):
+        self.host = host
+        self.last_set: dict = {}  # the last pose set: {"state": the view's state then, "pose": as asked}
+        self.captures: list = []  # screenshots asked for, waiting for the view's next draw
+        self.tracking = Tracking(host)
+
+    def world(self) -> Matrix:
+        """MuJoCo's world in Blender's (the model root's frame; the identity for several roots)."""
+        live = self.host.live
+        binding = live.binding if live is not None else None
+        return binding.world.copy() if binding is not None else Matrix.Identity(4)
+
+    def get_camera(self, area=None) -> dict:
+        return pose_of(area or find_view(), self.world(), self.last_set)
+
+    def set_camera(self, location, turn, fov, area=None) -> dict:
+        area = area or find_view()
+        set_pose(area, self.world(), location, turn, fov, self.last_set)
+        return pose_of(area, self.world(), self.last_set)
+
+    def frame(self, low, high, area=None) -> dict:
+        area = area or find_view()
+        frame_bounds(area, self.world(), np.asarray(low), np.asarray(high))
+        return pose_of(area, self.world(), self.last_set)
+
+    def track(self, body: int, offset, smoothing: float) -> None:
+        find_view()
+        self.tracking.start(body, np.asarray(offset, float), smoothing)
+
+    def untrack(self) -> bool:
+        return self.tracking.stop()
+
+    def set_mode(self, mode: str) -> None:
+        shading = find_view().spaces.active.shading
+        kind, light, xray = MODES[mode]
+        shading.type = kind
+        if light is not None:
+            shading.light = light
+        if kind == "SOLID":
+            shading.show_xray = xray
+            shading.color_type = "RANDOM" if xray else "MATERIAL"
+        elif kind == "WIREFRAME":
+            shading.show_xray_wireframe = True
+
+    def ask_screenshot(self) -> Capture:
+        """A capture of the largest 3D view's next draw (it is tagged for one)."""
+        area = find_view()
+        capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
+        self.captures.append(capture)
+        area.tag_redraw()
+        return capture
+
+    def capture_drawn(self, region) -> None:
+        """(The overlay's POST_PIXEL callback, last) The pixels of `region`, being drawn,
+        for the captures that asked for it."""
+        waiting = [c for c in self.captures if c.region == region.as_pointer()]
+        if not waiting:
+            return
+        pixels = read_region(region)
+        for capture in waiting:
+            self.captures.remove(capture)
+            capture.pixels = pixels
+            capture.done.set()
+
+
+# ------------------------------------------------------------------- the view
+
+
+def find_view():
+    """The largest 3D view on screen (an area), or ProtocolError `no_viewport`."""
+    if bpy.app.background:
+        raise ProtocolError("no_viewport", "Blender runs without a window (--background or the bpy module): "
+                            "there is no 3D view to drive")
+    areas = [area for window in bpy.context.window_manager.windows for area in window.screen.areas
+             if area.type == "VIEW_3D"]
+    if not areas:
+        raise ProtocolError("no_viewport", "no 3D view is open in Blender's window")
+    return max(areas, key=lambda area: area.width * area.height)
+
+
+def _window_size(area) -> tuple[int, int]:
+    region = next((r for r in area.regions if r.type == "WINDOW"), None)
+    return (region.width, region.height) if region is not None else (area.width, area.height)
+
+
+def _half_width(area) -> float:
+    """mm of Blender's view sensor across the region's width (its wider side takes 72 mm)."""
+    width, height = _window_size(area)
+    return HALF_SENSOR if width >= height or height <= 0 else HALF_SENSOR * width / height
+
+
+def fov_of(area) -> float:
+    return math.degrees(2.0 * math.atan(_half_width(area) / area.spaces.active.lens))
+
+
+def eye_of(view) -> tuple[Vector, Quaternion]:
+    """(Blender world position, view rotation) of a region_3d's eye (perspective)."""
+    rotation = view.view_rotation.normalized()
+    return view.view_location + rotation @ Vector((0.0, 0.0, view.view_distance)), rotation
+
+
+def _state(area, world: Matrix) -> tuple:
+    view = area.spaces.active.region_3d
+    return (area.as_pointer(), tuple(view.view_location), tuple(view.view_rotation), view.view_distance,
+            view.view_perspective, area.spaces.active.lens, _window_size(area), tuple(map(tuple, world)))
+
+
+def pose_of(area, world: Matrix, memo: dict | None = None) -> dict:
+    """URLab's camera pose of the view: location, rotation_quat (xyzw), rotation_euler
+    (roll, pitch, yaw degrees), fov, in MuJoCo's world. A view not moved since
+    `set_pose` (with the same `memo`) reads back the pose set (Blender keeps the view
+    in single precision: a few 1e-6 degrees off otherwise)."""
+    if memo and memo["state"] == _state(area, world):
+        return dict(memo["pose"])
+    eye, rotation = eye_of(area.spaces.active.region_3d)
+    inverse = world.inverted()
+    location = inverse @ eye
+    turn = inverse.to_3x3().normalized() @ rotation.to_matrix() @ VIEW_IN_EYE.transposed()
+    q = turn.to_quaternion().normalized()
+    wxyz = np.array([q.w, q.x, q.y, q.z])
+    return {"location": [float(v) for v in location], "rotation_quat": [q.x, q.y, q.z, q.w],
+            "rotation_euler": [float(v) for v in debug_markers.quat_euler(wxyz)], "fov": fov_of(area)}
+
+
+def set_pose(area, world: Matrix, location, turn, fov, memo: dict | None = None) -> None:
+    """Put the view's eye at `location` (MuJoCo's world), turned by wxyz quaternion `turn`
+    (None: as it is), with horizontal `fov` degrees (None: as it is); in perspective.
+    `memo` keeps the pose asked, for pose_of."""
+    space = area.spaces.active
+    view = space.region_3d
+    _eye, rotation = eye_of(view)
+    if view.view_perspective != "PERSP":
+        view.view_perspective = "PERSP"
+    if turn is not None:
+        eye_turn = Quaternion(tuple(float(v) for v in turn)).to_matrix()
+        rotation = (world.to_3x3().normalized() @ eye_turn @ VIEW_IN_EYE).to_quaternion().normalized()
+    if fov is not None:
+        space.lens = _half_width(area) / math.tan(math.radians(fov) / 2.0)
+    eye = world @ Vector(tuple(float(v) for v in location))
+    view.view_rotation = rotation
+    view.view_location = eye - rotation @ Vector((0.0, 0.0, view.view_distance))
+    area.tag_redraw()
+    if memo is None:
+        return
+    memo.clear()
+    read = pose_of(area, world)  # (the view as Blender keeps it)
+    wxyz = np.asarray(turn, float) / np.linalg.norm(turn) if turn is not None else None
+    pose = {"location": [float(v) for v in location],
+            "rotation_quat": ([*map(float, wxyz[1:]), float(wxyz[0])] if wxyz is not None
+                              else read["rotation_quat"]),
+            "rotation_euler": ([float(v) for v in debug_markers.quat_euler(wxyz)] if wxyz is not None
+                               else read["rotation_euler"]),
+            "fov": float(fov) if fov is not None and abs(read["fov"] - fov) < 1e-4 else read["fov"]}
+    memo.update(state=_state(area, world), pose=pose)
+
+
+def frame_bounds(area, world: Matrix, low: np.ndarray, high: np.ndarray) -> None:
+    """Look at the box (low, high) of MuJoCo's world from as far as fits its bounding
+    sphere in the view, the view turned as it is (Blender's View Selected does so too)."""
+    space = area.spaces.active
+    view = space.region_3d
+    if view.view_perspective != "PERSP":
+        view.view_perspective = "PERSP"
+    radius = max(float(np.linalg.norm(high - low)) / 2.0, 0.05)
+    width, height = _window_size(area)
+    horizontal = math.radians(fov_of(area))
+    vertical = 2.0 * math.atan(math.tan(horizontal / 2.0) * height / max(width, 1))
+    view.view_location = world @ Vector(tuple(float(v) for v in (low + high) / 2.0))
+    view.view_distance = FRAME_MARGIN * radius / math.sin(min(horizontal, vertical) / 2.0)
+    area.tag_redraw()
+
+
+def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+    """The eye's frame (columns x forward, y left, z up) looking from `eye` at `target`, z
+    kept up (None when they coincide)."""
+    forward = target - eye
+    length = np.linalg.norm(forward)
+    if length < 1e-9:
+        return None
+    forward = forward / length
+    left = np.cross((0.0, 0.0, 1.0), forward)
+    if np.linalg.norm(left) < 1e-6:  # (straight up or down)
+        left = np.cross((0.0, 1.0, 0.0), forward)
+    left /= np.linalg.norm(left)
+    return np.stack([forward, left, np.cross(forward, left)], axis=1)
+
+
+# ------------------------------------------------------------------ tracking
+
+
+class Tracking:
+    """URLab's track_actor: each 1/60 s the view moves towards the body's position plus
+    `offset` turned by the body, looking at the body; `smoothing` in [0, 0.99] of the
+    way is kept (0 snaps), as URLab's ticker lerps. One body at a time."""
+
+    def __init__(self, host):
+        self.host, self.body, self.offset, self.smoothing = host, -1, np.zeros(3), 0.0
+        self.active = False
+        self._timer = self._tick  # (one function object: the timer is found again by it)
+
+    def start(self, body: int, offset: np.ndarray, smoothing: float) -> None:
+        self.body, self.offset, self.smoothing, self.active = body, offset, smoothing, True
+        if not bpy.app.timers.is_registered(self._timer):
+            bpy.app.timers.register(self._timer, first_interval=0.0)
+
+    def stop(self) -> bool:
+        was, self.active = self.active, False
+        if bpy.app.timers.is_registered(self._timer):
+            bpy.app.timers.unregister(self._timer)
+        return was
+
+    def _tick(self):
+        try:
+            going = self.active and self.tick()
+        except ReferenceError:  # (the scene or its simulation went away)
+            going = False
+        if not going:
+            self.active = False
+            return None
+        return TRACK_INTERVAL
+
+    def tick(self) -> bool:
+        """Move the view one step; False once there is nothing to follow."""
+        from . import bridge_host  # (it makes hosts with a Viewport: imported when used)
+
+        served = bridge_host.current()
+        if served is None or served.host is not self.host:  # (its bridge stopped)
+            return False
+        live = self.host.live
+        runner = live.runner if live is not None else None
+        shot = runner.latest if runner is not None else None
+        if shot is None or self.body >= shot.model.nbody:
+            return False
+        try:
+            area = find_view()
+        except ProtocolError:
+            return False
+        world = self.host.viewport.world()
+        target = shot.xpos[self.body]
+        wanted = target + shot.xmat[self.body].reshape(3, 3) @ self.offset
+        pose = pose_of(area, world, self.host.viewport.last_set)
+        keep = self.smoothing
+        eye = np.array(pose["location"]) * keep + wanted * (1.0 - keep)
+        frame = look_at(wanted, target)
+        if frame is None:
+            set_pose(area, world, eye, None, None, self.host.viewport.last_set)
+            return True
+        x, y, z, w = pose["rotation_quat"]
+        now = Quaternion((w, x, y, z))
+        turned = now.slerp(Matrix(frame.tolist()).to_quaternion(), 1.0 - keep)
+        set_pose(area, world, eye, np.array(turned), None, self.host.viewport.last_set)
+        return True
+
+
+# ---------------------------------------------------------------- screenshot
+
+
+class Capture:
+    """A screenshot asked of the 3D view: the view's next draw reads its pixels
+    (capture_drawn, from the overlay's POST_PIXEL callback) and sets `done`. No
+    operator: one called with a context override while the bridge's threads run
+    Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
+    Blender 5.2's screenshot operators save black frames under Xvfb."""
+
+    def __init__(self, region):
+        self.region = region.as_pointer()
+        self.done = threading.Event()
+        self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top
+
+
+def capture_drawn() -> None:
+    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots the
+    served scene's clients asked of it."""
+    from . import bridge_host
+
+    served = bridge_host.current()
+    view = getattr(served.host, "viewport", None) if served is not None else None
+    if view is not None and view.captures:
+        view.capture_drawn(bpy.context.region)
+
+
+def read_region(region) -> np.ndarray:
+    """(height, width, 4) uint8 of the region's framebuffer now (in a draw callback), row 0 at the top."""
+    import gpu
+
+    width, height = region.width, region.height
+    buffer = gpu.state.active_framebuffer_get().read_color(0, 0, width, height, 4, 0, "UBYTE")
+    try:
+        pixels = np.asarray(buffer, dtype=np.uint8)
+    except (TypeError, ValueError):  # (a Blender whose gpu.types.Buffer has no buffer protocol)
+        pixels = np.array(buffer.to_list(), dtype=np.uint8)
+    pixels = pixels.reshape(height, width, 4)[::-1].copy()
+    pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
+    return pixels
