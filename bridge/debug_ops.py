@@ -17,12 +17,10 @@ camera pose read back in MuJoCo's world.
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import mujoco
 import numpy as np
 
+from ..engine import png
 from . import debug_markers, fields
 from .main_thread import run_call
 from .op import Op
@@ -214,11 +212,4 @@ def viewport_png(host, timeout: float = SCREENSHOT_WAIT) -> tuple[bytes, int, in
 
 def png_bytes(rgba: np.ndarray) -> bytes:
     """A PNG file of (height, width, 4) uint8 pixels, row 0 at the top."""
-    height, width = rgba.shape[:2]
-    rows = np.concatenate([np.zeros((height, 1), np.uint8), rgba.reshape(height, -1)], axis=1)
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 3))
-            + chunk(b"IEND", b""))
+    return png.encode(rgba, level=3)

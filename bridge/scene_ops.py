@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from . import entities, fields
+from . import debug_ops, entities, fields
 from .main_thread import run_call
 from .op import Op
 from .wire import ProtocolError
@@ -53,7 +53,6 @@ class SceneOps:
         self.d = dispatcher
         # Functions run on the main thread after a snapshot's actors are listed,
         # `function(request, reply)`: each may add to the reply (a PNG of the 3D view).
-        self.snapshot_parts: list = []
 
     @property
     def edits(self):
@@ -205,14 +204,20 @@ class SceneOps:
 
     def op_snapshot(self, request) -> dict:
         """Every actor with its pose and, while a simulation is served, its articulation's
-        element names (URLab's `urlab` block); a long op (parts may render the 3D view)."""
+        element names (URLab's `urlab` block); a long op. MJBlend's `image: true` adds
+        `image` {png, width, height}: the 3D view as it draws next (taken here, on the
+        bridge's thread, before the job: the screenshot waits for a draw of the view,
+        which a main-thread job would hold up)."""
         articulations = self._articulations()
-        parts = list(self.snapshot_parts)
+        image = None
+        if fields.boolean(request, "image", False):
+            png, width, height = debug_ops.viewport_png(self.d.host)
+            image = {"png": png, "width": width, "height": height}
 
         def snapshot():
             reply = {"op": "snapshot_ok", **self.edits.snapshot(articulations)}
-            for part in parts:
-                part(request, reply)
+            if image is not None:
+                reply["image"] = image
             return reply
         return {"op": "op_started", "job_id": self.d.host.main_thread.start(snapshot, "snapshot"),
                 "started_op": "snapshot"}

@@ -82,6 +82,11 @@ def converse(folder, port: int, out: dict) -> None:
         out["text"] = client.call("set_overlay_text", text="MJBlend debug")
         time.sleep(0.3)
         out["drawn_reply"], out["drawn"] = shot()
+        started = client.call("snapshot", image=True)  # (URLab's scene snapshot with MJBlend's image)
+        assert started["op"] == "op_started", started
+        while (status := client.call("op_status", job_id=started["job_id"]))["state"] not in ("done", "failed"):
+            time.sleep(0.05)
+        out["snapshot"] = status
         out["cleared"] = client.call("clear_markers")
         time.sleep(0.3)
         _reply, out["after"] = shot()
@@ -142,6 +147,17 @@ def conversation(tmp_path_factory):
     out["leftover"] = leftover_processes(folder)
     json.dumps(report)
     return out
+
+
+def test_a_scene_snapshot_carries_the_3d_view_when_asked(conversation):
+    status = conversation["snapshot"]
+    assert status["state"] == "done", status
+    snapshot = status["result"]
+    assert snapshot["op"] == "snapshot_ok" and snapshot["actors"], snapshot.keys()
+    image, drawn = snapshot["image"], conversation["drawn"]
+    pixels = decode_png(image["png"])
+    assert pixels.shape == (image["height"], image["width"], 4) == drawn.shape
+    assert red(pixels) > 200, "the red line is not in the snapshot's image"
 
 
 def test_markers_drawn_show_in_a_screenshot_and_clear(conversation):
