@@ -84,7 +84,8 @@ def converse(folder, port: int, out: dict) -> None:
         out["drawn_reply"], out["drawn"] = shot()
         started = client.call("snapshot", image=True)  # (URLab's scene snapshot with MJBlend's image)
         assert started["op"] == "op_started", started
-        while (status := client.call("op_status", job_id=started["job_id"]))["state"] not in ("done", "failed"):
+        job = started["job_id"]
+        while (status := client.call("op_status", job_id=job))["state"] not in ("done", "failed"):
             time.sleep(0.05)
         out["snapshot"] = status
         out["cleared"] = client.call("clear_markers")

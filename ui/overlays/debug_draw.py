@@ -21,7 +21,8 @@ import numpy as np
 from gpu_extras.batch import batch_for_shader
 
 from ...live import bridge_host, viewport
-from ..drawing import builtin_shader, text_size
+from ..drawing import text_size
+from . import draw as overlay_draw
 from . import labels
 
 LABEL_SIZE = 12
@@ -72,14 +73,6 @@ def labels_of(markers, world: np.ndarray) -> list:
     return [(text, pos) for (text, _pos), pos in zip(named, where, strict=True)]
 
 
-def _shader():
-    """(line shader, whether it draws wide lines itself): per-vertex colours (see draw.py's)."""
-    flat = builtin_shader("FLAT_COLOR", "3D_FLAT_COLOR")
-    backend = gpu.platform.backend_type_get() if hasattr(gpu.platform, "backend_type_get") else "OPENGL"
-    line = builtin_shader("POLYLINE_FLAT_COLOR", "3D_POLYLINE_FLAT_COLOR") if backend != "OPENGL" else None
-    return line or flat, line is not None
-
-
 def _batches(frame, world: np.ndarray, shader) -> tuple[dict, list]:
     key = (frame.version, world.tobytes())
     if _cache["key"] != key:
@@ -103,20 +96,11 @@ def draw() -> None:
         _cache["key"], _cache["batches"], _cache["labels"] = None, {}, ()
         draw_seconds = time.perf_counter() - start
         return
-    shader, wide = _shader()
+    shader, wide, _dots = overlay_draw.shaders()
     batches, _labels = _batches(frame, world, shader)
-    region = bpy.context.region
     gpu.state.depth_test_set("NONE")
     gpu.state.blend_set("ALPHA")
-    shader.bind()
-    for width, batch in batches.items():
-        if wide:
-            shader.uniform_float("viewportSize", (region.width, region.height))
-            shader.uniform_float("lineWidth", width)
-        else:
-            gpu.state.line_width_set(width)
-        batch.draw(shader)
-    gpu.state.line_width_set(1.0)
+    overlay_draw.draw_lines(shader, wide, batches)
     gpu.state.blend_set("NONE")
     draw_seconds = time.perf_counter() - start
 

@@ -28,7 +28,7 @@ _handles: list = []
 draw_seconds = 0.0  # wall time of the last overlay draw (the profiler shows it)
 
 
-def _shaders():
+def shaders():
     """(line shader, whether it draws wide lines itself, dot shader): per-vertex colours.
     OpenGL draws wide lines itself (glLineWidth), cheaper than the polyline shader's
     geometry stage (measured on software OpenGL: bench/overlay_bench.py); Metal and
@@ -37,6 +37,21 @@ def _shaders():
     backend = gpu.platform.backend_type_get() if hasattr(gpu.platform, "backend_type_get") else "OPENGL"
     line = builtin_shader("POLYLINE_FLAT_COLOR", "3D_POLYLINE_FLAT_COLOR") if backend != "OPENGL" else None
     return line or flat, line is not None, flat
+
+
+def draw_lines(shader, wide: bool, batches: dict) -> None:
+    """{line width: batch} drawn with `shader` (bound here), each at its width (the
+    shader's uniform where it draws wide lines itself, else OpenGL's line width)."""
+    region = bpy.context.region
+    shader.bind()
+    for width, batch in batches.items():
+        if wide:
+            shader.uniform_float("viewportSize", (region.width, region.height))
+            shader.uniform_float("lineWidth", width)
+        else:
+            gpu.state.line_width_set(width)
+        batch.draw(shader)
+    gpu.state.line_width_set(1.0)
 
 
 def _by_size(layers, points: str, size: str) -> dict:
@@ -76,24 +91,15 @@ def draw() -> None:
     if not drawn.layers:
         draw_seconds = time.perf_counter() - start
         return
-    line, wide, dots = _shaders()
-    region = bpy.context.region
+    line, wide, dots = shaders()
     gpu.state.depth_test_set("NONE")
     gpu.state.blend_set("ALPHA")
     lines, points = _batches_of(scene, drawn, line, dots)
-    line.bind()
-    for width, batch in lines.items():
-        if wide:
-            line.uniform_float("viewportSize", (region.width, region.height))
-            line.uniform_float("lineWidth", width)
-        else:
-            gpu.state.line_width_set(width)
-        batch.draw(line)
+    draw_lines(line, wide, lines)
     dots.bind()
     for size, batch in points.items():
         gpu.state.point_size_set(size)
         batch.draw(dots)
-    gpu.state.line_width_set(1.0)
     gpu.state.point_size_set(1.0)
     gpu.state.blend_set("NONE")
     draw_seconds = time.perf_counter() - start
