@@ -10,7 +10,7 @@ A pile of N boxes (default 40) resting on a plane: about 4 contacts each.
    depsgraph evaluated) without overlays, and the same frame plus everything the
    overlay draw callback computes for it with every overlay and body labels on
    (a new snapshot each frame, so nothing is cached). The bpy module has no GPU.
-2. The GPU side, in Debian's Blender (3.4) user interface under Xvfb (software
+2. The GPU side, in Debian's Blender (5.2) user interface under Xvfb (software
    OpenGL): the 3D view's redraw with every overlay on (recomputed on every
    redraw) against the same redraw with them off, interleaved.
 
