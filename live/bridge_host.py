@@ -336,7 +336,7 @@ def status() -> dict | None:
     if served is None:
         return None
     bridge, state = served.bridge, served.bridge.dispatcher.status
-    zmq = bridge.zmq
+    zmq, markers = bridge.zmq, bridge.dispatcher.debug.markers
     return {"scene": served.host.name, "address": bridge.address, "local": bridge.local_only,
             "request_port": zmq.request_port, "state_port": zmq.state_port,
             "shm": bridge.shm is not None, "mode": state.mode, "sessions": state.sessions,
@@ -344,7 +344,10 @@ def status() -> dict | None:
             "last_error": state.last_error, "published": bridge.stream.published,
             "dropped": bridge.stream.dropped, "stop_requested": bridge.dispatcher.stop_requested.is_set(),
             "camera_problem": served.host.camera_problem,
-            "simulating": served.host.live is not None}  # (False: a client's stop_pie; begin_pie or Play)
+            "simulating": served.host.live is not None,  # (False: a client's stop_pie; begin_pie or Play)
+            "markers": len(markers), "markers_evicted": markers.evicted,
+            "leased": bridge.dispatcher.leases.busy(),
+            "registry": bridge.registry.path if bridge.registry is not None else ""}
 
 
 def is_local(address: str) -> bool:

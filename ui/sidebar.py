@@ -392,6 +392,12 @@ class MJBLEND_PT_bridge(_SidebarPanel, bpy.types.Panel):
                 err.label(text=line)
         box.label(text=f"Snapshots streamed: {info['published']:,}")
         box.label(text=f"Snapshots dropped: {info['dropped']:,}")
+        if info.get("leased"):
+            box.label(text="Leased by a client (URLab's pool)", icon="LOCKED")
+        if info.get("markers") or info.get("markers_evicted"):
+            evicted = info.get("markers_evicted")
+            evicted = f", {evicted:,} dropped at the cap" if evicted else ""
+            box.label(text=f"Debug markers: {info['markers']:,}{evicted}")
         if info.get("camera_problem"):
             err = box.column(align=True)
             err.alert = True

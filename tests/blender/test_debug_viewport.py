@@ -80,8 +80,10 @@ def test_markers_reach_the_overlay_in_blenders_world_moved_by_the_root(served):
     ((text, labelled),) = debug_draw.labels_of(frame.markers, world)
     assert text == "goal"
     np.testing.assert_allclose(labelled, where, atol=1e-5)
+    assert bridge_host.status()["markers"] == 2  # (what the Bridge panel shows)
     assert client.call("clear_markers")["cleared"] == 2
     assert not store.frame().markers
+    assert bridge_host.status()["markers"] == 0
 
 
 def test_viewport_ops_answer_no_viewport_without_a_window(served):
