@@ -159,8 +159,10 @@ def _endpoints(served, path: str) -> str:
     zmq = served.bridge.zmq
     shm = served.bridge.shm
     shm = f", shared memory in {getattr(shm, 'directory', '?')}" if shm is not None else ""
+    registry = served.bridge.registry
+    registry = f", URLab pool entry {registry.path}" if registry is not None else ""
     return (f"{READY} {os.path.basename(path)}: requests {zmq.request_endpoint}, "
-            f"state {zmq.state_endpoint}{shm}")
+            f"state {zmq.state_endpoint}{shm}{registry}")
 
 
 def _stop() -> None:

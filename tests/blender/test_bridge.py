@@ -3,6 +3,7 @@ model is the scene's with its roots' prefixes, direct steps are MuJoCo's bit for
 objects follow, an edit expires sessions, start / stop leave nothing behind; headless
 serving (app/serve.py) in another process answers and stops cleanly."""
 
+import json
 import os
 import queue
 import signal
@@ -279,7 +280,7 @@ class Headless:
         self.lines: queue.Queue = queue.Queue()
         self.output: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
-        self.wait_for(serve.READY, 60)
+        self.ready = self.wait_for(serve.READY, 60)
 
     def _read(self):
         for line in self.process.stdout:
@@ -311,6 +312,8 @@ class Headless:
 def test_headless_serves_and_stops_on_a_clients_shutdown():
     server = Headless("--keyframe", "squat", "--paused")
     client = WireClient(server.request_port)
+    entry = server.ready.rstrip().rsplit("URLab pool entry ", 1)[1]  # (the ready line names it)
+    assert json.loads(open(entry).read())["step_port"] == server.request_port
     try:
         hello = client.hello()
         assert hello["op"] == "hello_ok" and [e["prefix"] for e in hello["entities"]] == ["Humanoid"]
@@ -325,6 +328,7 @@ def test_headless_serves_and_stops_on_a_clients_shutdown():
         client.close()
     assert exited_cleanly(server.exit_status()), "".join(server.output)
     assert port_is_free(server.request_port) and port_is_free(server.state_port)
+    assert not os.path.exists(entry)  # (removed on stop)
 
 
 def exited_cleanly(status: int) -> bool:
