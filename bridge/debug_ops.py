@@ -79,18 +79,18 @@ class DebugViewport:
     def _drawer(self, name: str):
         shape = debug_markers.SHAPES[name]
 
-        def op(request, session) -> dict:
+        def op(request, session=None) -> dict:
             self.markers.add(shape(request))
             return {"op": f"{name}_ok", "markers": len(self.markers)}
         return op
 
-    def op_clear_markers(self, request, session) -> dict:
+    def op_clear_markers(self, request, session=None) -> dict:
         # URLab clears every marker whatever the tag; MJBlend honours a tag when one is sent
         tag = fields.string(request, "tag", None)
         cleared = self.markers.clear(tag or None)
         return {"op": "clear_markers_ok", "cleared": cleared}
 
-    def op_set_overlay_text(self, request, session) -> dict:
+    def op_set_overlay_text(self, request, session=None) -> dict:
         fields.string(request, "anchor", "top_left")  # (accepted; the text is drawn top left, as URLab's v1)
         self.markers.set_text(debug_markers.overlay_text(request))
         return {"op": "set_overlay_text_ok"}
@@ -100,11 +100,11 @@ class DebugViewport:
     def _call(self, function, what: str):
         return run_call(self.d.host.main_thread, function, what)
 
-    def op_get_camera(self, request, session) -> dict:
+    def op_get_camera(self, request, session=None) -> dict:
         view = self.d.host.viewport
         return {"op": "get_camera_ok", **self._call(view.get_camera, "get_camera")}
 
-    def op_set_camera(self, request, session) -> dict:
+    def op_set_camera(self, request, session=None) -> dict:
         location = fields.vector(request, "location", 3)
         turn = debug_markers.rotation(request)
         fov = fields.number(request, "fov", 0.0)
@@ -114,14 +114,14 @@ class DebugViewport:
         pose = self._call(lambda: view.set_camera(location, turn, fov if fov > 0 else None), "set_camera")
         return {"op": "set_camera_ok", **pose}
 
-    def op_frame_actor(self, request, session) -> dict:
+    def op_frame_actor(self, request, session=None) -> dict:
         shot = self._snapshot()
         bodies, _path = self._target(request, shot.model)
         low, high = bounds(shot, bodies)
         view = self.d.host.viewport
         return {"op": "frame_actor_ok", **self._call(lambda: view.frame(low, high), "frame_actor")}
 
-    def op_track_actor(self, request, session) -> dict:
+    def op_track_actor(self, request, session=None) -> dict:
         shot = self._snapshot()
         bodies, path = self._target(request, shot.model)
         offset = fields.vector(request, "offset", 3, np.array(DEFAULT_OFFSET))
@@ -130,11 +130,11 @@ class DebugViewport:
         self._call(lambda: view.track(int(bodies[0]), offset, smoothing), "track_actor")
         return {"op": "track_actor_ok", "tracked_actor_path": path}
 
-    def op_untrack(self, request, session) -> dict:
+    def op_untrack(self, request, session=None) -> dict:
         view = self.d.host.viewport
         return {"op": "untrack_ok", "was_tracking": bool(self._call(view.untrack, "untrack"))}
 
-    def op_set_viewport_mode(self, request, session) -> dict:
+    def op_set_viewport_mode(self, request, session=None) -> dict:
         mode = fields.string(request, "mode")
         if mode.lower() not in MODES:
             raise ProtocolError("invalid_mode",
@@ -143,7 +143,7 @@ class DebugViewport:
         self._call(lambda: view.set_mode(mode.lower()), "set_viewport_mode")
         return {"op": "set_mode_ok", "mode": mode}  # (URLab's reply op for it)
 
-    def op_screenshot(self, request, session) -> dict:
+    def op_screenshot(self, request, session=None) -> dict:
         png, width, height = viewport_png(self.d.host)
         return {"op": "screenshot_ok", "png": png, "width": width, "height": height}
 

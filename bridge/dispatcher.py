@@ -42,6 +42,9 @@ PROTOCOL_VERSION = "mjblend-urlab/1"
 MAX_SESSIONS = 32  # sessions kept; an older id is stale (session_expired)
 STEP_TIMEOUT = 5.0  # seconds a step may take before `step_timeout` (URLab's)
 MAX_STEPS = 1_000_000  # one request's n_steps
+# URLab's op categories served without a session (its editor's ops work with no
+# simulation running; `hello` itself is pre_session): their handlers take the request only
+SESSIONLESS = ("no_manager", "editor_only", "pre_session")
 
 # Step modes in both of URLab's vocabularies: the docs' (live / direct / puppet)
 # and its newest client's (freerun / stepped / statepushed). Internally the first.
@@ -178,7 +181,7 @@ class Dispatcher:
                                     f"'{name}' is not served by MJBlend: {self.not_served[name]}")
             raise ProtocolError("unknown_op", f"no op '{name}' (send 'meta' for the catalogue)")
         session = None
-        if op.category != "no_manager":
+        if op.category not in SESSIONLESS:
             session = self._session_of(request)
             encoding = session.encoding
         for key in op.required:
@@ -264,11 +267,11 @@ class Dispatcher:
         step_reply = ("op:string", "time:float", "step:int", "frame_id:int", "sim_time:object",
                       "wall_time:object", "arts:object", "per_articulation:object", "scene:object")
         return {
-            "hello": Op(self.op_hello, "no_manager",
+            "hello": Op(self.op_hello, "pre_session",
                         reply=("session_id:string", "urlab_version:string", "mujoco_version:string",
                                "mujoco_version_int:int", "manager_present:bool", "mjb:bin",
                                "entities:array")),
-            "meta": Op(self.op_meta, "no_manager", reply=("ops:array", "unsupported:object")),
+            "meta": Op(self.op_meta, "pre_session", reply=("ops:array", "unsupported:object")),
             "shutdown": Op(self.op_shutdown, namespace="mjblend", reply=("stopping:bool",)),
             "step": Op(self.op_step, reply=step_reply),
             "reset": Op(self.op_reset, reply=step_reply),

@@ -121,7 +121,7 @@ class Uploads:
                                       reply=("imported:bool", "warnings:array", "nq:int", "nv:int", "nu:int",
                                              "nbody:int", "ngeom:int", "mjb:bin",
                                              "blueprint_class_path:string", "blueprint_short_name:string")),
-            "import_xml": Op(self.op_import_xml, namespace="scene", required=("path",),
+            "import_xml": Op(self.op_import_xml, "editor_only", "scene", ("path",),
                              reply=("blueprint_class_path:string", "blueprint_short_name:string",
                                     "imported_now:bool")),
         }
@@ -322,7 +322,7 @@ class Uploads:
 
     # ----------------------------------------------------------- import_xml
 
-    def op_import_xml(self, request, session) -> dict:
+    def op_import_xml(self, request, session=None) -> dict:
         path = fields.string(request, "path")
         fields.boolean(request, "force_reimport", False)  # (every import makes a model root of its own)
         if not path or not os.path.isfile(path):

@@ -339,6 +339,8 @@ def test_replies_have_urlabs_fields(two):
     meta = two.client.call("meta")
     served = {op["name"] for op in meta["ops"]}
     assert {name for name, _ in sent} | {"op_status"} <= served and not served & set(meta["unsupported"])
+    categories = {op["name"]: op["category"] for op in meta["ops"] if op["name"] in ops}
+    assert categories == {name: ops[name]["category"] for name in categories}  # (URLab's, every op served)
     for name, fields in sent:
         reply = two.call(name, **fields)
         if reply.get("op") == "op_started":
@@ -372,3 +374,25 @@ def test_a_leased_servers_simulation_is_stopped_only_by_its_holder(two):
         assert two.call("stop_pie")["was_running"] is True  # (the holder's)
     finally:
         other.close()
+
+
+def test_editor_ops_need_no_session_and_work_while_stopped(two):
+    """URLab's editor ops (outliner, scene, sim, debug, viewport) work without a
+    session and with no simulation running, as its editor serves them without PIE."""
+    bare = WireClient(two.port)  # (never said hello: no session_id)
+    try:
+        def call(op, **fields):
+            return on_main_thread(lambda: bare.call(op, **fields))
+        assert [a["actor_id"] for a in call("list_actors")["actors"]] == two.ids
+        assert call("draw_marker", location=[0.0, 0.0, 1.0], color=[1.0, 0.0, 0.0], ttl=-1.0)["op"] == \
+            "draw_marker_ok"
+        assert call("stop_pie")["was_running"] is True
+        assert call("step", n_steps=1)["code"] == "session_expired"  # (a session op still needs one)
+        assert call("get_actor_bounds", target=two.ids[0])["op"] == "get_actor_bounds_ok"
+        line = {"from": [0, 0, 0], "to": [0, 0, 1]}
+        assert call("draw_line", **line, color=[0, 1, 0])["op"] == "draw_line_ok"
+        assert call("clear_markers")["cleared"] == 2
+        assert call("get_camera")["code"] == "no_viewport"  # (no window here: not a session error)
+        assert call("begin_pie")["state"] == "ready"
+    finally:
+        bare.close()

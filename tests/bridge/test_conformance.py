@@ -97,6 +97,8 @@ def test_every_op_of_urlab_is_served_or_refused_with_a_reason(serve, tmp_path):
     unsupported = meta["unsupported"]
     assert not serving & set(unsupported), "an op is both served and unsupported"
     assert sorted(unsupported) == meta["not_served"]
+    categories = {op["name"]: op["category"] for op in meta["ops"] if op["name"] in OPS}
+    assert categories == {name: OPS[name]["category"] for name in categories}  # (URLab's, for its clients)
     # the ports URLab's pool reads from hello's instance block (discover_static guessed them)
     instance = hello["instance"]
     assert (instance["step_port"], instance["state_port"]) == (served.request_port, served.state_port)
