@@ -54,6 +54,7 @@ class MainThread:
         self._lock = threading.Lock()
         self._closed = False
         self.ran = 0  # jobs run (the panel's count)
+        self.seconds: dict[str, float] = {}  # each op's last job: seconds of the main thread it took
         self.asked_at = -1e9  # monotonic time of the last job queued (the main thread looks often after)
 
     # ------------------------------------------------------- bridge threads
@@ -141,12 +142,14 @@ class MainThread:
                 break
             if not job.future.set_running_or_notify_cancel():
                 continue  # (its caller gave up waiting)
+            began = time.perf_counter()
             try:
                 result = job.function()
             except BaseException as problem:  # noqa: BLE001 -- the waiting bridge thread reports it
                 job.future.set_exception(problem)
             else:
                 job.future.set_result(result)
+            self.seconds[job.what] = time.perf_counter() - began
             ran += 1
             self.ran += 1
         return ran

@@ -39,6 +39,7 @@ def test_a_call_runs_on_the_thread_that_serves_and_returns_its_result():
     assert out == {"value": 42}
     assert ran_on == [threading.current_thread()]
     assert not main.waiting
+    assert list(main.seconds) == ["x"] and main.seconds["x"] >= 0.0  # (the main thread's time, per op)
 
 
 def test_errors_come_back_with_their_codes():
