@@ -45,7 +45,7 @@ def test_meta_lists_the_ops(serve):
                  "set_mocap_pose", "read_mocap_pose", "get_contacts", "list_keyframes", "set_sim_options",
                  "recording_start", "recording_stop", "recording_save", "replay_start"):
         assert name in ops
-    assert ops["hello"]["category"] == "no_manager" and ops["step"]["category"] == "manager_required"
+    assert ops["hello"]["category"] == "pre_session" and ops["step"]["category"] == "manager_required"
 
 
 def test_direct_mode_is_mj_step_bit_for_bit(serve):
