@@ -23,11 +23,7 @@ from gpu_extras.batch import batch_for_shader
 from ...live import bridge_host, viewport
 from ..drawing import text_size
 from . import draw as overlay_draw
-from . import labels
 
-LABEL_SIZE = 12
-LABEL_COLOR = (1.0, 1.0, 1.0, 0.95)
-LABEL_OFFSET = 6  # pixels right of and above the labelled point
 TEXT_SIZE = 14
 TEXT_MARGIN = 12  # pixels from the view's top left corner
 POLL = 1 / 30  # seconds between the timer's looks while a bridge is served
@@ -124,23 +120,7 @@ def _draw_text() -> None:
     store = found[0]
     named = _cache["labels"] if _cache["key"] is not None else ()
     if named:
-        homogeneous = np.c_[np.array([pos for _text, pos in named]), np.ones(len(named))] @ \
-            np.array(view.perspective_matrix).T
-        shown = homogeneous[:, 3] > 1e-9  # (in front of the eye)
-        depth = np.where(shown, homogeneous[:, 3], 1.0)[:, None]
-        at = (homogeneous[:, :2] / depth + 1.0) / 2.0 * (region.width, region.height) + LABEL_OFFSET
-        texts = tuple(text for text, _pos in named)
-        atlas = labels.atlas(texts, LABEL_SIZE, LABEL_COLOR)
-        label_path = "atlas" if atlas is not None else "blf"
-        if atlas is not None:
-            atlas.draw(at, shown)
-        else:
-            blf.color(0, *LABEL_COLOR)
-            text_size(LABEL_SIZE)
-            for text, (x, y), front in zip(texts, at, shown, strict=True):
-                if front:
-                    blf.position(0, x, y, 0)
-                    blf.draw(0, text)
+        label_path = overlay_draw.draw_named(named, view, region)
     text = store.text
     if text:
         text_size(TEXT_SIZE)

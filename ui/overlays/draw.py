@@ -113,6 +113,13 @@ def draw_labels() -> None:
     named = overlay_layers.of_scene(scene).labels
     if not named:
         return
+    draw_named(named, view, region)
+
+
+def draw_named(named, view, region) -> str:
+    """Texts at points in Blender's world ((text, (x, y, z)) pairs) drawn in `region` as
+    seen by `view`, those behind the eye left out: through the label atlas, else blf.
+    Which of the two drew them ("atlas" / "blf")."""
     # every label's place in the region at once (what location_3d_to_region_2d does to each)
     homogeneous = np.c_[np.array([pos for _text, pos in named]), np.ones(len(named))] @ \
         np.array(view.perspective_matrix).T
@@ -123,13 +130,14 @@ def draw_labels() -> None:
     found = labels.atlas(texts, LABEL_SIZE, LABEL_COLOR)
     if found is not None:
         found.draw(at, shown)
-        return
+        return "atlas"
     blf.color(0, *LABEL_COLOR)
     text_size(LABEL_SIZE)
     for text, (x, y), front in zip(texts, at, shown, strict=True):
         if front:
             blf.position(0, x, y, 0)
             blf.draw(0, text)
+    return "blf"
 
 
 def forget() -> None:
