@@ -196,7 +196,9 @@ def _data_for(kind, element, name):
         return camera
     if kind == "light":
         ltype = mujoco.mjtLightType(int(element.type)).name.split("_", 1)[1]
-        return bpy.data.lights.new(name, LIGHT_TYPES.get(ltype, "POINT"))
+        light = bpy.data.lights.new(name, LIGHT_TYPES.get(ltype, "POINT"))
+        light.shadow_soft_size = float(element.bulbradius)  # as the importer: MuJoCo's light radius
+        return light
     return None
 
 

@@ -300,7 +300,7 @@ class Builder:
         for i, body in enumerate(self._bodies_depth_first(world)):
             parent = self._parent_of(body)
             obj = self._spatial(body, "body", None, parent)
-            obj.empty_display_type = "PLAIN_AXES"
+            obj.empty_display_type = "PLAIN_AXES"  # (small, inside the geoms: how a body is picked)
             obj.empty_display_size = 0.02 * self.scale
             self.parents[body] = obj
             self._frames(body, obj)
@@ -323,7 +323,9 @@ class Builder:
             for frame in ready:
                 obj = self._spatial(frame, "frame", None, self._parent_of(frame, body_obj))
                 obj.empty_display_type = "ARROWS"
-                obj.empty_display_size = 0.03 * self.scale
+                obj.empty_display_size = self.sizes["frame"]
+                if not self._visible["frame"][0]:
+                    hide(obj)
                 self.parents[frame] = obj
                 pending.remove(frame)
 
@@ -338,8 +340,9 @@ class Builder:
     def _body_contents(self, body, body_obj):
         for joint in body.joints:
             obj = self._spatial(joint, "joint", None, self._parent_of(joint, body_obj))
-            obj.empty_display_type = JOINT_DISPLAY.get(mujoco.mjtJoint(joint.type).name[8:], "PLAIN_AXES")
-            obj.empty_display_size = 0.05 * self.scale
+            joint_type = mujoco.mjtJoint(joint.type).name[len("mjJNT_"):]
+            obj.empty_display_type = JOINT_DISPLAY.get(joint_type, "PLAIN_AXES")
+            obj.empty_display_size = self.sizes["joint"]
             if self._hidden("joint", joint.group):
                 hide(obj)
         for geom in body.geoms:
@@ -422,12 +425,17 @@ class Builder:
         return self.primitives.get(gtype, self.model.geom_size[gid])
 
     @functools.cached_property
-    def _switches(self) -> dict:
-        """The scene's group switches (scene/groups.py), read once."""
-        return {kind: groups.switches(self.scene, kind) for kind in ("geom", "site", "joint")}
+    def _visible(self) -> dict:
+        """Which groups of each kind show (scene/groups.py `visible`: the switches, and
+        for joints and frames their overlay too), read once."""
+        return {kind: groups.visible(self.scene, kind) for kind in ("geom", "site", "joint", "frame")}
+
+    @functools.cached_property
+    def sizes(self) -> dict:
+        return helper_sizes(self.model)
 
     def _hidden(self, kind, group) -> bool:
-        return not self._switches[kind][groups.clamp(group)]
+        return not self._visible[kind][groups.clamp(group)]
 
     def _geom_look(self, geom, obj):
         gid = geom.id
@@ -462,6 +470,8 @@ class Builder:
         data = bpy.data.lights.new(light.name or "light", LIGHT_TYPES.get(ltype, "POINT"))
         data.color = tuple(float(c) for c in self.model.light_diffuse[lid])
         data.use_shadow = bool(self.model.light_castshadow[lid])
+        # the radius Blender draws (and softens shadows with): MuJoCo's own light radius
+        data.shadow_soft_size = float(self.model.light_bulbradius[lid])
         if data.type == "SUN":
             data.energy = 3.0
             return data
@@ -652,6 +662,16 @@ def set_element(block, kind: str, mjcf_name: str | None) -> None:
         value = _KIND_VALUES[(type(holder), kind)] = items[kind.upper()].value
     holder["kind"] = value
     holder["name"] = mjcf_name or ""
+
+
+def helper_sizes(model) -> dict[str, float]:
+    """How long MuJoCo's viewer draws the helpers of `model` (engine_vis_visualize.c: a
+    length of visual/scale times stat.meansize): "joint" (a joint's arrow: the joint
+    empties' display size), "frame" (frame axes: MJCF frame empties), "camera"
+    (`camera_display_size`) and "light"."""
+    meansize, scale = float(model.stat.meansize), model.vis.scale
+    return {"joint": float(scale.jointlength) * meansize, "frame": float(scale.framelength) * meansize,
+            "camera": camera_display_size(model), "light": float(scale.light) * meansize}
 
 
 def camera_display_size(model) -> float:
