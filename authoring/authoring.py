@@ -239,11 +239,14 @@ def _new_section_object(context, root, kind, element, name, targets):
 
 
 def selected(context, kinds):
-    """Selected MuJoCo elements of `kinds`, the active one first."""
+    """Selected MuJoCo elements of `kinds`, the active one first. A hidden active object
+    counts as selected: Blender never selects a hidden object, and a joint hidden as
+    MuJoCo hides joints (sync/groups.py) is picked in the Outliner or a panel as active."""
     objects = list(context.selected_objects)
     active = context.active_object
     if active in objects:
         objects.remove(active)
+    if active is not None and (active in context.selected_objects or not active.visible_get()):
         objects.insert(0, active)
     return [o for o in objects if o.mujoco.kind in kinds]
 

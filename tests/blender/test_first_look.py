@@ -160,3 +160,18 @@ def test_without_a_checked_model_an_added_camera_has_mujocos_default_size(clean_
     empty = mujoco.MjModel.from_xml_string("<mujoco/>")
     assert bpy.context.active_object.data.display_size == pytest.approx(
         empty.vis.scale.camera * empty.stat.meansize)
+
+
+def test_an_actuator_is_added_on_a_hidden_joint_picked_as_active(clean_scene):
+    """A hidden joint cannot be selected (Blender), only made active (the Outliner): the
+    Add Actuator operators take it."""
+    result, model = import_with_model(HUMANOID, clean_scene)
+    for obj in bpy.context.selected_objects:
+        obj.select_set(False)
+    knee = result.by_id[("joint", model.joint("knee_right").id)]
+    bpy.context.view_layer.objects.active = knee
+    assert not knee.visible_get() and not knee.select_get()
+    before = {obj.name for obj in clean_scene.objects if obj.mujoco.kind == "ACTUATOR"}
+    assert bpy.ops.mujoco.add_actuator(preset="MOTOR") == {"FINISHED"}
+    (added,) = {obj.name for obj in clean_scene.objects if obj.mujoco.kind == "ACTUATOR"} - before
+    assert clean_scene.objects[added].mujoco.actuator.target == knee
