@@ -325,7 +325,7 @@ class Builder:
                 obj.empty_display_type = "ARROWS"
                 obj.empty_display_size = self.sizes["frame"]
                 if not self._visible["frame"][0]:
-                    hide(obj)
+                    hide(obj, self.scene)
                 self.parents[frame] = obj
                 pending.remove(frame)
 
@@ -344,7 +344,7 @@ class Builder:
             obj.empty_display_type = JOINT_DISPLAY.get(joint_type, "PLAIN_AXES")
             obj.empty_display_size = self.sizes["joint"]
             if self._hidden("joint", joint.group):
-                hide(obj)
+                hide(obj, self.scene)
         for geom in body.geoms:
             obj = self._spatial(geom, "geom", self._geom_data(geom), self._parent_of(geom, body_obj))
             self._geom_look(geom, obj)
@@ -355,7 +355,7 @@ class Builder:
             set_material(obj, self.looks.site_material(gid))
             obj.display_type = "SOLID"
             if self._hidden("site", site.group):
-                hide(obj)
+                hide(obj, self.scene)
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
         for light in body.lights:
@@ -443,7 +443,7 @@ class Builder:
         group = int(self.model.geom_group[gid])
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
         if self._hidden("geom", group):
-            hide(obj)
+            hide(obj, self.scene)
         if group in HIDDEN_GROUPS and collides:
             obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
@@ -685,9 +685,17 @@ def camera_display_size(model) -> float:
     return min(max(size, CAMERA_DISPLAY_MIN), CAMERA_DISPLAY_MAX)
 
 
-def hide(obj) -> None:
-    """Hidden as MuJoCo's viewer hides a group switched off: in the viewport and in renders."""
-    obj.hide_set(True)
+def hide(obj, scene=None) -> None:
+    """Hidden as MuJoCo's viewer hides a group switched off (or a helper it does not draw):
+    in the viewport of each of `scene`'s view layers (an import's scene need not be the
+    window's; None: the context's view layer) and in renders."""
+    if scene is None:
+        obj.hide_set(True)
+    for layer in (scene.view_layers if scene is not None else ()):
+        try:
+            obj.hide_set(True, view_layer=layer)
+        except RuntimeError:  # (a view layer that excludes the model's collection)
+            pass
     obj.hide_render = True
 
 

@@ -175,3 +175,13 @@ def test_an_actuator_is_added_on_a_hidden_joint_picked_as_active(clean_scene):
     assert bpy.ops.mujoco.add_actuator(preset="MOTOR") == {"FINISHED"}
     (added,) = {obj.name for obj in clean_scene.objects if obj.mujoco.kind == "ACTUATOR"} - before
     assert clean_scene.objects[added].mujoco.actuator.target == knee
+
+
+def test_an_import_into_another_scene_hides_its_helpers_there(clean_scene):
+    """The scene imported into need not be the window's (the context's view layer)."""
+    other = bpy.data.scenes.new("other")
+    other.view_layers.new("second")
+    result, model = import_with_model(HUMANOID, other)
+    for layer in other.view_layers:
+        assert not any(result.by_id[("joint", j)].visible_get(view_layer=layer) for j in range(model.njnt))
+    assert not clean_scene.objects  # (nothing in the window's scene)
