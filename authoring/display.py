@@ -9,7 +9,7 @@ import functools
 import mujoco
 
 from ..components import spec_io
-from ..importer.build import JOINT_DISPLAY, helper_sizes
+from ..importer.build import JOINT_DISPLAY, helper_sizes, joint_display_size
 from ..geometry.mujoco_meshes import PrimitiveCache
 from ..scan import scene_scan
 from . import validation
@@ -69,7 +69,7 @@ def style(obj, sizes: dict | None = None) -> None:
         return
     if kind == "JOINT":
         obj.empty_display_type = JOINT_DISPLAY.get(obj.mujoco.joint.type, "PLAIN_AXES")
-        obj.empty_display_size = sizes["joint"]
+        obj.empty_display_size = joint_display_size(obj.mujoco.joint.type, sizes)
     elif kind in EMPTY_LOOKS:
         obj.empty_display_type, size = EMPTY_LOOKS[kind]
         obj.empty_display_size = size if size is not None else sizes["frame"]
@@ -85,7 +85,7 @@ def refresh(obj) -> None:
         if mesh is not None and obj.data is not mesh:
             obj.data = mesh
     elif kind == "joint":
-        obj.empty_display_type = JOINT_DISPLAY.get(obj.mujoco.joint.type, "PLAIN_AXES")
+        style(obj)
 
 
 def on_edit(group, attr_name: str) -> None:

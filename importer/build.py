@@ -342,7 +342,7 @@ class Builder:
             obj = self._spatial(joint, "joint", None, self._parent_of(joint, body_obj))
             joint_type = mujoco.mjtJoint(joint.type).name[len("mjJNT_"):]
             obj.empty_display_type = JOINT_DISPLAY.get(joint_type, "PLAIN_AXES")
-            obj.empty_display_size = self.sizes["joint"]
+            obj.empty_display_size = joint_display_size(joint_type, self.sizes)
             if self._hidden("joint", joint.group):
                 hide(obj, self.scene)
         for geom in body.geoms:
@@ -665,13 +665,23 @@ def set_element(block, kind: str, mjcf_name: str | None) -> None:
 
 
 def helper_sizes(model) -> dict[str, float]:
-    """How long MuJoCo's viewer draws the helpers of `model` (engine_vis_visualize.c: a
-    length of visual/scale times stat.meansize): "joint" (a joint's arrow: the joint
-    empties' display size), "frame" (frame axes: MJCF frame empties), "camera"
+    """How large MuJoCo's viewer draws the helpers of `model` (mjv_updateScene: a length
+    of visual/scale times stat.meansize): "joint" (a hinge's or slide's arrow),
+    "joint_mark" (a ball joint's sphere radius, a free joint's box half-size: three
+    joint widths), "frame" (frame axes: MJCF frame empties), "camera"
     (`camera_display_size`) and "light"."""
     meansize, scale = float(model.stat.meansize), model.vis.scale
-    return {"joint": float(scale.jointlength) * meansize, "frame": float(scale.framelength) * meansize,
-            "camera": camera_display_size(model), "light": float(scale.light) * meansize}
+    return {"joint": float(scale.jointlength) * meansize,
+            "joint_mark": 3 * float(scale.jointwidth) * meansize,
+            "frame": float(scale.framelength) * meansize,
+            "camera": camera_display_size(model),
+            "light": float(scale.light) * meansize}
+
+
+def joint_display_size(joint_type: str, sizes: dict) -> float:
+    """A joint empty's display size (`joint_type`: "HINGE", "SLIDE", "BALL", "FREE") as
+    MuJoCo draws that joint (`helper_sizes`)."""
+    return sizes["joint_mark"] if joint_type in ("BALL", "FREE") else sizes["joint"]
 
 
 def camera_display_size(model) -> float:

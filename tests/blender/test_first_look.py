@@ -108,6 +108,37 @@ def test_frames_show_with_the_body_frames_overlay_and_helpers_are_mujocos_size(c
     assert light.data.shadow_soft_size == pytest.approx(0.07)  # MuJoCo's light radius, not Blender's
 
 
+def mujoco_joint_sizes(model):
+    """{joint id: the size MuJoCo's viewer draws it at} with its Joint flag on (mjv_updateScene):
+    an arrow's length (hinge, slide), a sphere's radius (ball), a box's half-size (free)."""
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    option = mujoco.MjvOption()
+    option.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = True
+    option.jointgroup[:] = 1  # (every group)
+    scene = mujoco.MjvScene(model, 10000)
+    mujoco.mjv_updateScene(model, data, option, None, mujoco.MjvCamera(), mujoco.mjtCatBit.mjCAT_ALL, scene)
+    return {int(g.objid): float(g.size[2]) for g in scene.geoms[:scene.ngeom]
+            if g.objtype == mujoco.mjtObj.mjOBJ_JOINT}
+
+
+BALLS = """<mujoco><worldbody><body><joint type="ball"/><geom size=".1"/></body>
+  <body pos="1 0 0"><freejoint/><geom size=".3"/></body>
+  <body pos="2 0 0"><joint type="slide"/><geom size=".2"/></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("path", [HUMANOID, RODENT, "balls"])
+def test_joint_helpers_are_as_large_as_mujoco_draws_them(clean_scene, path, tmp_path):
+    if path == "balls":
+        path = tmp_path / "balls.xml"
+        path.write_text(BALLS)
+    result, model = import_with_model(str(path), clean_scene)
+    expected = mujoco_joint_sizes(model)
+    assert len(expected) == model.njnt
+    for j, size in expected.items():
+        assert result.by_id[("joint", j)].empty_display_size == pytest.approx(size, rel=1e-5), j
+
+
 def test_the_active_hidden_joint_is_drawn_as_mujoco_draws_it(clean_scene):
     result, model = import_with_model(HUMANOID, clean_scene)
     data = mujoco.MjData(model)
