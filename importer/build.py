@@ -668,14 +668,14 @@ def helper_sizes(model) -> dict[str, float]:
     """How large MuJoCo's viewer draws the helpers of `model` (mjv_updateScene: a length
     of visual/scale times stat.meansize): "joint" (a hinge's or slide's arrow),
     "joint_mark" (a ball joint's sphere radius, a free joint's box half-size: three
-    joint widths), "frame" (frame axes: MJCF frame empties), "camera"
-    (`camera_display_size`) and "light"."""
+    joint widths), "frame" (frame axes: MJCF frame empties) and "camera"
+    (`camera_display_size`). (Lights: Blender draws their icon at a fixed size in
+    pixels; the radius it draws is MuJoCo's `bulbradius`, `_light_data`.)"""
     meansize, scale = float(model.stat.meansize), model.vis.scale
     return {"joint": float(scale.jointlength) * meansize,
             "joint_mark": 3 * float(scale.jointwidth) * meansize,
             "frame": float(scale.framelength) * meansize,
-            "camera": camera_display_size(model),
-            "light": float(scale.light) * meansize}
+            "camera": camera_display_size(model)}
 
 
 def joint_display_size(joint_type: str, sizes: dict) -> float:

@@ -46,7 +46,7 @@ def apply(scene, kind: str, around=None) -> int:
     """Show or hide the `kind` objects of every group whose visibility changed since
     the last call; returns how many objects it changed. (The update of the
     switches calls this, and of the Joints and Body Frames overlays with "joint" and
-    "frame"; so does the group toggle operator.) What shows is `scene.groups.visible`:
+    "frame"; so does the group toggle operator.) What shows is scene/groups.py `visible`:
     the switch, and for joint and frame helpers their overlay too."""
     if kind not in OBJECT_KINDS and kind not in groups.HELPER_OVERLAYS:
         views.redraw()  # (tendon and actuator groups: what the overlays draw)
