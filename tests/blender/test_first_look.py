@@ -216,3 +216,16 @@ def test_an_import_into_another_scene_hides_its_helpers_there(clean_scene):
     for layer in other.view_layers:
         assert not any(result.by_id[("joint", j)].visible_get(view_layer=layer) for j in range(model.njnt))
     assert not clean_scene.objects  # (nothing in the window's scene)
+
+
+def test_the_joints_overlay_and_what_it_showed_are_undone_together(clean_scene):
+    result, model = import_with_model(HUMANOID, clean_scene)
+    names = [result.by_id[("joint", j)].name for j in range(model.njnt)]
+    bpy.ops.ed.undo_push(message="imported")
+    clean_scene.mujoco_overlays.joints = True
+    bpy.ops.ed.undo_push(message="joints shown")
+    bpy.ops.ed.undo()
+    scene = bpy.context.scene
+    assert not scene.mujoco_overlays.joints and shown(scene.objects[n] for n in names) == []
+    scene.mujoco_overlays.joints = True  # (the record went back with it)
+    assert shown(scene.objects[n] for n in names) == names
