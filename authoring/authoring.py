@@ -196,7 +196,9 @@ def _data_for(kind, element, name):
         return camera
     if kind == "light":
         ltype = mujoco.mjtLightType(int(element.type)).name.split("_", 1)[1]
-        return bpy.data.lights.new(name, LIGHT_TYPES.get(ltype, "POINT"))
+        light = bpy.data.lights.new(name, LIGHT_TYPES.get(ltype, "POINT"))
+        light.shadow_soft_size = float(element.bulbradius)  # as the importer: MuJoCo's light radius
+        return light
     return None
 
 
@@ -237,11 +239,14 @@ def _new_section_object(context, root, kind, element, name, targets):
 
 
 def selected(context, kinds):
-    """Selected MuJoCo elements of `kinds`, the active one first."""
+    """Selected MuJoCo elements of `kinds`, the active one first. A hidden active object
+    counts as selected: Blender never selects a hidden object, and a joint hidden as
+    MuJoCo hides joints (sync/groups.py) is picked in the Outliner or a panel as active."""
     objects = list(context.selected_objects)
     active = context.active_object
     if active in objects:
         objects.remove(active)
+    if active is not None and (active in context.selected_objects or not active.visible_get()):
         objects.insert(0, active)
     return [o for o in objects if o.mujoco.kind in kinds]
 

@@ -4,13 +4,18 @@ kind, primitive geoms and sites rebuilt when their type or size changes."""
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 
 from ..components import spec_io
-from ..importer.build import JOINT_DISPLAY
+from ..importer.build import JOINT_DISPLAY, helper_sizes, joint_display_size
 from ..geometry.mujoco_meshes import PrimitiveCache
+from ..scan import scene_scan
+from . import validation
 
-EMPTY_LOOKS = {"MODEL": ("CUBE", 0.05), "BODY": ("PLAIN_AXES", 0.02), "FRAME": ("ARROWS", 0.03)}
+EMPTY_LOOKS = {"MODEL": ("CUBE", 0.05), "BODY": ("PLAIN_AXES", 0.02), "FRAME": ("ARROWS", None)}
+# (None: MuJoCo's frame length for the model, `sizes_for`)
 PRIMITIVES = {int(getattr(mujoco.mjtGeom, "mjGEOM_" + t)) for t in
               ("PLANE", "SPHERE", "CAPSULE", "ELLIPSOID", "CYLINDER", "BOX")}
 SHAPE_ATTRS = ("type", "size")
@@ -32,18 +37,42 @@ def shape_mesh(kind: str, geom_type: int, size):
     return _cache.get(int(geom_type), size)
 
 
-def style(obj) -> None:
-    """Empties shaped by kind: joints as arrows / sphere / axes by joint type."""
+@functools.cache
+def _default_sizes() -> dict:
+    return helper_sizes(mujoco.MjModel.from_xml_string("<mujoco/>"))
+
+
+def sizes_for(root) -> dict:
+    """MuJoCo's helper sizes (importer/build.py `helper_sizes`) for the model of `root`:
+    from its last checked model (authoring/validation.py), which an import's model
+    compiles the same as, else MuJoCo's defaults (those of an empty model)."""
+    for scene in (root.users_scene if root is not None else ()):
+        outcome = validation.result(scene)
+        model = outcome.models.get(root.name) if outcome is not None else None
+        if model is not None:
+            return helper_sizes(model)
+    return _default_sizes()
+
+
+def style(obj, sizes: dict | None = None) -> None:
+    """Empties shaped by kind (joints as arrows / sphere / axes by joint type), joints
+    and frames as long as MuJoCo draws them (`sizes`: `sizes_for` the object's model);
+    cameras drawn at MuJoCo's size too."""
     kind = obj.mujoco.kind
+    if kind in ("JOINT", "FRAME", "CAMERA") and sizes is None:
+        sizes = sizes_for(scene_scan.model_of(obj))
+    if obj.type == "CAMERA":
+        obj.data.display_size = sizes["camera"]
     if obj.type != "EMPTY":
         if kind == "SITE":
             obj.display_type = "SOLID"
         return
     if kind == "JOINT":
         obj.empty_display_type = JOINT_DISPLAY.get(obj.mujoco.joint.type, "PLAIN_AXES")
-        obj.empty_display_size = 0.05
+        obj.empty_display_size = joint_display_size(obj.mujoco.joint.type, sizes)
     elif kind in EMPTY_LOOKS:
-        obj.empty_display_type, obj.empty_display_size = EMPTY_LOOKS[kind]
+        obj.empty_display_type, size = EMPTY_LOOKS[kind]
+        obj.empty_display_size = size if size is not None else sizes["frame"]
 
 
 def refresh(obj) -> None:

@@ -4,9 +4,10 @@ kept per scene (saved in the .blend, like MuJoCo's `mjvOption`).
 Overlays draw from the running simulation's snapshot (playing or paused); with
 no simulation only the inertia boxes draw, from the last checked model. Groups
 0-5 of geoms and sites show or hide their objects (in the viewport and in
-renders, sync/groups.py), joint groups their joint objects; joint, tendon and
-actuator groups choose what the overlays draw. MuJoCo's default shows groups
-0, 1 and 2.
+renders, sync/groups.py), joint groups their joint objects where the Joints
+overlay is on (the Body Frames overlay shows MJCF frame empties); joint, tendon
+and actuator groups choose what the overlays draw. MuJoCo's default shows groups
+0, 1 and 2, and no joints or frames.
 """
 
 from __future__ import annotations
@@ -58,9 +59,20 @@ def _group_property(kind: str, objects: bool) -> BoolVectorProperty:
                               description=shown, update=_groups_changed(kind))
 
 
+# overlays that also show their helper objects: joint objects, MJCF frame empties (sync/groups.py)
+HELPER_KINDS = {"joints": "joint", "body_frames": "frame"}
+
+
+def _overlay_property(name: str, label: str, text: str) -> BoolProperty:
+    helper = HELPER_KINDS.get(name)
+    if helper is None:
+        return BoolProperty(name=label, description=text, default=(name == "perturbation"))
+    return BoolProperty(name=label, description=text + f" (and shows the {helper} objects)",
+                        default=False, update=_groups_changed(helper))
+
+
 def _overlay_group() -> type:
-    annotations = {name: BoolProperty(name=label, description=text, default=(name == "perturbation"))
-                   for name, label, text in OVERLAYS}
+    annotations = {name: _overlay_property(name, label, text) for name, label, text in OVERLAYS}
     annotations["labels"] = EnumProperty(name="Labels", items=LABELS, default="NONE",
                                          description="Names drawn next to the elements")
     for kind in GROUP_KINDS:

@@ -50,7 +50,8 @@ class Reactions:
         """The `history` slider was moved to `index`."""
 
     def groups_changed(self, overlays, kind: str) -> None:
-        """A `<kind>_groups` switch of the overlays changed."""
+        """A `<kind>_groups` switch of the overlays changed, or the Joints ("joint") or
+        Body Frames ("frame") overlay, which also show their helper objects."""
 
     def plots_changed(self, edited) -> None:
         """A plot setting changed (`edited`: the plots' group, or one of its channels)."""

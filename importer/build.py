@@ -300,7 +300,7 @@ class Builder:
         for i, body in enumerate(self._bodies_depth_first(world)):
             parent = self._parent_of(body)
             obj = self._spatial(body, "body", None, parent)
-            obj.empty_display_type = "PLAIN_AXES"
+            obj.empty_display_type = "PLAIN_AXES"  # (small, inside the geoms: how a body is picked)
             obj.empty_display_size = 0.02 * self.scale
             self.parents[body] = obj
             self._frames(body, obj)
@@ -323,7 +323,9 @@ class Builder:
             for frame in ready:
                 obj = self._spatial(frame, "frame", None, self._parent_of(frame, body_obj))
                 obj.empty_display_type = "ARROWS"
-                obj.empty_display_size = 0.03 * self.scale
+                obj.empty_display_size = self.sizes["frame"]
+                if not self._visible["frame"][0]:
+                    hide(obj, self.scene)
                 self.parents[frame] = obj
                 pending.remove(frame)
 
@@ -338,10 +340,11 @@ class Builder:
     def _body_contents(self, body, body_obj):
         for joint in body.joints:
             obj = self._spatial(joint, "joint", None, self._parent_of(joint, body_obj))
-            obj.empty_display_type = JOINT_DISPLAY.get(mujoco.mjtJoint(joint.type).name[8:], "PLAIN_AXES")
-            obj.empty_display_size = 0.05 * self.scale
+            joint_type = mujoco.mjtJoint(joint.type).name[len("mjJNT_"):]
+            obj.empty_display_type = JOINT_DISPLAY.get(joint_type, "PLAIN_AXES")
+            obj.empty_display_size = joint_display_size(joint_type, self.sizes)
             if self._hidden("joint", joint.group):
-                hide(obj)
+                hide(obj, self.scene)
         for geom in body.geoms:
             obj = self._spatial(geom, "geom", self._geom_data(geom), self._parent_of(geom, body_obj))
             self._geom_look(geom, obj)
@@ -352,7 +355,7 @@ class Builder:
             set_material(obj, self.looks.site_material(gid))
             obj.display_type = "SOLID"
             if self._hidden("site", site.group):
-                hide(obj)
+                hide(obj, self.scene)
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
         for light in body.lights:
@@ -422,12 +425,17 @@ class Builder:
         return self.primitives.get(gtype, self.model.geom_size[gid])
 
     @functools.cached_property
-    def _switches(self) -> dict:
-        """The scene's group switches (scene/groups.py), read once."""
-        return {kind: groups.switches(self.scene, kind) for kind in ("geom", "site", "joint")}
+    def _visible(self) -> dict:
+        """Which groups of each kind show (scene/groups.py `visible`: the switches, and
+        for joints and frames their overlay too), read once."""
+        return {kind: groups.visible(self.scene, kind) for kind in ("geom", "site", "joint", "frame")}
+
+    @functools.cached_property
+    def sizes(self) -> dict:
+        return helper_sizes(self.model)
 
     def _hidden(self, kind, group) -> bool:
-        return not self._switches[kind][groups.clamp(group)]
+        return not self._visible[kind][groups.clamp(group)]
 
     def _geom_look(self, geom, obj):
         gid = geom.id
@@ -435,7 +443,7 @@ class Builder:
         group = int(self.model.geom_group[gid])
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
         if self._hidden("geom", group):
-            hide(obj)
+            hide(obj, self.scene)
         if group in HIDDEN_GROUPS and collides:
             obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
@@ -462,6 +470,8 @@ class Builder:
         data = bpy.data.lights.new(light.name or "light", LIGHT_TYPES.get(ltype, "POINT"))
         data.color = tuple(float(c) for c in self.model.light_diffuse[lid])
         data.use_shadow = bool(self.model.light_castshadow[lid])
+        # the radius Blender draws (and softens shadows with): MuJoCo's own light radius
+        data.shadow_soft_size = float(self.model.light_bulbradius[lid])
         if data.type == "SUN":
             data.energy = 3.0
             return data
@@ -654,6 +664,26 @@ def set_element(block, kind: str, mjcf_name: str | None) -> None:
     holder["name"] = mjcf_name or ""
 
 
+def helper_sizes(model) -> dict[str, float]:
+    """How large MuJoCo's viewer draws the helpers of `model` (mjv_updateScene: a length
+    of visual/scale times stat.meansize): "joint" (a hinge's or slide's arrow),
+    "joint_mark" (a ball joint's sphere radius, a free joint's box half-size: three
+    joint widths), "frame" (frame axes: MJCF frame empties) and "camera"
+    (`camera_display_size`). (Lights: Blender draws their icon at a fixed size in
+    pixels; the radius it draws is MuJoCo's `bulbradius`, `_light_data`.)"""
+    meansize, scale = float(model.stat.meansize), model.vis.scale
+    return {"joint": float(scale.jointlength) * meansize,
+            "joint_mark": 3 * float(scale.jointwidth) * meansize,
+            "frame": float(scale.framelength) * meansize,
+            "camera": camera_display_size(model)}
+
+
+def joint_display_size(joint_type: str, sizes: dict) -> float:
+    """A joint empty's display size (`joint_type`: "HINGE", "SLIDE", "BALL", "FREE") as
+    MuJoCo draws that joint (`helper_sizes`)."""
+    return sizes["joint_mark"] if joint_type in ("BALL", "FREE") else sizes["joint"]
+
+
 def camera_display_size(model) -> float:
     """How big the viewport draws a camera: as MuJoCo's renderer draws one (a box of
     visual/scale camera x stat.meansize, engine_vis_visualize.c), within what Blender's
@@ -665,9 +695,17 @@ def camera_display_size(model) -> float:
     return min(max(size, CAMERA_DISPLAY_MIN), CAMERA_DISPLAY_MAX)
 
 
-def hide(obj) -> None:
-    """Hidden as MuJoCo's viewer hides a group switched off: in the viewport and in renders."""
-    obj.hide_set(True)
+def hide(obj, scene=None) -> None:
+    """Hidden as MuJoCo's viewer hides a group switched off (or a helper it does not draw):
+    in the viewport of each of `scene`'s view layers (an import's scene need not be the
+    window's; None: the context's view layer) and in renders."""
+    if scene is None:
+        obj.hide_set(True)
+    for layer in (scene.view_layers if scene is not None else ()):
+        try:
+            obj.hide_set(True, view_layer=layer)
+        except RuntimeError:  # (a view layer that excludes the model's collection)
+            pass
     obj.hide_render = True
 
 

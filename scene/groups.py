@@ -5,7 +5,9 @@ MuJoCo's viewer shows or hides whole groups of geoms, sites, joints, tendons and
 actuators (`mjvOption.geomgroup`, ...; groups 0, 1 and 2 shown by default). A
 scene keeps its switches in `scene.mujoco_overlays` (components/overlay_settings.py);
 sync/groups.py shows and hides the objects, the importer asks the same question
-of each new element, the overlays of each joint, tendon and actuator.
+of each new element, the overlays of each joint, tendon and actuator. Joint and
+MJCF frame objects are helpers MuJoCo draws only when asked: they show only where
+their overlay (Joints, Body Frames) is on as well (`visible`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,29 @@ def switches(scene, kind: str) -> tuple[bool, ...]:
 
 def shown(scene, kind: str, group: int) -> bool:
     return switches(scene, kind)[clamp(group)]
+
+
+# Helper objects MuJoCo's viewer draws only with a flag on (mjVIS_JOINT; frames: mjFRAME_BODY),
+# off by default: their objects show where their overlay is on (and, for joints, their group).
+HELPER_OVERLAYS = {"joint": "joints", "frame": "body_frames"}
+
+
+def visible(scene, kind: str) -> tuple[bool, ...]:
+    """For each group 0-5, whether `kind` objects of that group show: the group switch,
+    and for helpers (joints, MJCF frames: see HELPER_OVERLAYS) their overlay too. MJCF
+    frames have no group: all six follow the Body Frames overlay."""
+    overlay = HELPER_OVERLAYS.get(kind)
+    base = switches(scene, kind) if kind != "frame" else (True,) * NGROUP
+    if overlay is None:
+        return base
+    settings = getattr(scene, "mujoco_overlays", None)
+    on = bool(getattr(settings, overlay, False)) if settings is not None else False
+    return tuple(shown_ and on for shown_ in base)
+
+
+def default_visible(kind: str) -> tuple[bool, ...]:
+    """`visible` with the switches and overlays at MuJoCo's defaults (helpers: none)."""
+    return (False,) * NGROUP if kind in HELPER_OVERLAYS else DEFAULT_SHOWN
 
 
 def element_group(obj, classes) -> int:

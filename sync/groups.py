@@ -8,11 +8,19 @@ switched on, it shows in both. Joint objects are empties: hidden in the viewport
 too. Tendon and actuator groups have no objects to hide: the overlays read their
 switches when they draw.
 
-Only the groups whose switch changed are touched: an object the user shows or
-hides by hand (H, Alt+H, the Outliner) keeps that until its own group's switch is
-next turned. What the switches last did is kept on the scene (GROUPS_APPLIED,
-saved and undone with it); a scene without it has MuJoCo's defaults applied,
-which is what an import does (importer/build.py hides what the switches hide).
+Joint objects and MJCF frame empties are helpers MuJoCo's viewer draws only when
+asked (its joint and frame flags, off by default): they show only where their
+overlay is on too, the Joints overlay AND the joint's group switch, the Body
+Frames overlay for frames (scene/groups.py `visible`; the overlays' updates call
+`apply` with "joint" and "frame").
+
+Only the groups whose visibility changed are touched: an object the user shows or
+hides by hand (H, Alt+H, the Outliner) keeps that until its own group's switch (or
+overlay) is next turned. What was last applied is kept on the scene
+(GROUPS_APPLIED: per kind, the six groups' effective visibility, switch AND
+overlay; saved and undone with it); a scene without it has MuJoCo's defaults
+applied, which is what an import does (importer/build.py hides what `visible`
+hides).
 
 Objects drawn through an instancer (a simulation's Fast display, the
 randomization preview) are hidden behind it: the live stage passes `apply` a
@@ -35,13 +43,15 @@ OBJECT_KINDS = ("geom", "site", "joint")  # kinds whose groups show or hide obje
 
 
 def apply(scene, kind: str, around=None) -> int:
-    """Show or hide the `kind` objects of every group whose switch changed since
+    """Show or hide the `kind` objects of every group whose visibility changed since
     the last call; returns how many objects it changed. (The update of the
-    switches calls this; so does the group toggle operator.)"""
-    if kind not in OBJECT_KINDS:
+    switches calls this, and of the Joints and Body Frames overlays with "joint" and
+    "frame"; so does the group toggle operator.) What shows is scene/groups.py `visible`:
+    the switch, and for joint and frame helpers their overlay too."""
+    if kind not in OBJECT_KINDS and kind not in groups.HELPER_OVERLAYS:
         views.redraw()  # (tendon and actuator groups: what the overlays draw)
         return 0
-    now = groups.switches(scene, kind)
+    now = groups.visible(scene, kind)
     before = _applied(scene, kind)
     changed = {g for g in range(groups.NGROUP) if now[g] != before[g]}
     _remember(scene, kind, now)
@@ -57,7 +67,7 @@ def apply(scene, kind: str, around=None) -> int:
 
 def members(scene, kind: str) -> list[tuple[bpy.types.Object, int]]:
     """(object, switch it follows: its MuJoCo group clamped into 0-5) of every `kind`
-    element of the scene's models."""
+    element of the scene's models (MJCF frames, which have no group: 0)."""
     wanted = kind.upper()
     classes: dict = {}  # model root's pointer -> its classes by name
     found = []
@@ -66,6 +76,9 @@ def members(scene, kind: str) -> list[tuple[bpy.types.Object, int]]:
             continue
         root = model_of(obj)
         if root is None:
+            continue
+        if kind == "frame":
+            found.append((obj, 0))
             continue
         pointer = root.as_pointer()
         if pointer not in classes:
@@ -85,7 +98,7 @@ def set_hidden(obj, hidden: bool, scene) -> None:
 def _applied(scene, kind: str) -> tuple[bool, ...]:
     kept = scene.get(GROUPS_APPLIED, {}).get(kind)
     if kept is None or len(kept) != groups.NGROUP:
-        return groups.DEFAULT_SHOWN
+        return groups.default_visible(kind)
     return tuple(bool(on) for on in kept)
 
 

@@ -117,8 +117,9 @@ def test_a_switch_hides_and_shows_exactly_the_objects_of_its_group(clean_scene):
                                 of_group(clean_scene, "site", 5))
     assert len(collision) == 8 and len(visual) == 2 and len(sites) == 5
     imported = state(clean_scene)
-    # as MuJoCo shows it: groups 0-2 shown, 3-5 hidden (viewport and renders)
-    assert {name for name, hidden in imported.items() if hidden == (True, True)} == collision | sites
+    # as MuJoCo shows it: groups 0-2 shown, 3-5 hidden (viewport and renders), no joint
+    joints = {obj.name for obj, _group in groups.members(clean_scene, "joint")}
+    assert {name for name, hidden in imported.items() if hidden == (True, True)} == collision | sites | joints
     for kind, group, names in (("geom", 3, collision), ("geom", 2, visual), ("site", 5, sites)):
         switch = getattr(switches, f"{kind}_groups")
         before = state(clean_scene)
@@ -165,6 +166,7 @@ def test_joint_groups_hide_joint_objects_and_tendon_groups_change_no_object(clea
     build.import_file(os.path.join(CORPUS, rodent), clean_scene)
     hidden_joints = of_group(clean_scene, "joint", 3)
     assert hidden_joints and all(clean_scene.objects[n].hide_get() for n in hidden_joints)  # the import's
+    clean_scene.mujoco_overlays.joints = True  # (joints show only with their overlay: test_first_look.py)
     before = state(clean_scene)
     clean_scene.mujoco_overlays.joint_groups[3] = True
     assert changed(before, state(clean_scene)) == hidden_joints

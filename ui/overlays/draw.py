@@ -1,5 +1,6 @@
-"""Draws the viewport's MuJoCo overlays (layers.py says what) with Blender's `gpu`
-module, on top of the scene, and their labels with `blf`.
+"""Draws the viewport's MuJoCo overlays (layers.py says what) and the active hidden
+joint or frame (helpers.py) with Blender's `gpu` module, on top of the scene, and
+their labels with `blf`.
 
 Lines go through Blender's polyline shader where it has one (wide lines on every
 GPU backend: Metal and Vulkan draw plain lines one pixel wide). A frame's GPU
@@ -19,7 +20,7 @@ from gpu_extras.batch import batch_for_shader
 
 from ...live import profile, scene_session
 from ..drawing import builtin_shader, text_size
-from . import labels, layers as overlay_layers
+from . import helpers, labels, layers as overlay_layers
 
 LABEL_SIZE = 12
 LABEL_COLOR = (1.0, 1.0, 1.0, 0.95)
@@ -67,16 +68,22 @@ def _by_size(layers, points: str, size: str) -> dict:
             for key, found in parts.items()}
 
 
+def _batches(layers, line_shader, dot_shader):
+    """({line width: batch}, {point size: batch}) of `layers`."""
+    lines = {width: batch_for_shader(line_shader, "LINES", {"pos": pos, "color": color})
+             for width, (pos, color) in _by_size(layers, "lines", "line_width").items()}
+    dots = {size: batch_for_shader(dot_shader, "POINTS", {"pos": pos, "color": color})
+            for size, (pos, color) in _by_size(layers, "points", "point_size").items()}
+    return lines, dots
+
+
 def _batches_of(scene, drawn, line_shader, dot_shader):
-    """({line width: batch}, {point size: batch}) of `drawn`, cached in the scene's session."""
+    """`_batches` of `drawn`, cached in the scene's session."""
     owner = scene_session.of(scene)
     cached = owner.overlay_batches
     if cached is not None and cached[0] is drawn:
         return cached[1:]
-    lines = {width: batch_for_shader(line_shader, "LINES", {"pos": pos, "color": color})
-             for width, (pos, color) in _by_size(drawn.layers, "lines", "line_width").items()}
-    dots = {size: batch_for_shader(dot_shader, "POINTS", {"pos": pos, "color": color})
-            for size, (pos, color) in _by_size(drawn.layers, "points", "point_size").items()}
+    lines, dots = _batches(drawn.layers, line_shader, dot_shader)
     owner.overlay_batches = (drawn, lines, dots)
     return lines, dots
 
@@ -88,18 +95,22 @@ def draw() -> None:
     if scene is None:
         return
     drawn = overlay_layers.of_scene(scene)
-    if not drawn.layers:
+    active = helpers.active_hidden(bpy.context.view_layer)  # (a few vertices: not cached)
+    if not drawn.layers and not active:
         draw_seconds = time.perf_counter() - start
         return
     line, wide, dots = shaders()
     gpu.state.depth_test_set("NONE")
     gpu.state.blend_set("ALPHA")
-    lines, points = _batches_of(scene, drawn, line, dots)
-    draw_lines(line, wide, lines)
-    dots.bind()
-    for size, batch in points.items():
-        gpu.state.point_size_set(size)
-        batch.draw(dots)
+    batches = [_batches_of(scene, drawn, line, dots)] if drawn.layers else []
+    if active:
+        batches.append(_batches(active, line, dots))
+    for lines, points in batches:
+        draw_lines(line, wide, lines)
+        dots.bind()
+        for size, batch in points.items():
+            gpu.state.point_size_set(size)
+            batch.draw(dots)
     gpu.state.point_size_set(1.0)
     gpu.state.blend_set("NONE")
     draw_seconds = time.perf_counter() - start
