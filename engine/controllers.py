@@ -112,8 +112,9 @@ class Noise:
 
     @classmethod
     def of(cls, model, scale: float, rate: float, seed: int, keyframe: int = -1) -> Noise | None:
-        """The noise for `model` (None when `scale` <= 0: simulate then does nothing)."""
-        if not scale > 0:
+        """The noise for `model` (None when `scale` <= 0: simulate then does nothing; None
+        for a model without actuators too: nothing to add noise to)."""
+        if not scale > 0 or model.nu == 0:
             return None
         noise = cls(float(scale), float(rate), int(seed))
         noise.generator = np.random.Generator(np.random.PCG64(noise.seed))

@@ -509,8 +509,10 @@ class EngineSession:
                     data.mocap_pos[m_new] = old_data.mocap_pos[m_old]
                     data.mocap_quat[m_new] = old_data.mocap_quat[m_old]
         self.model, self.data, self.ids = model, data, dict(ids)
-        if self._noise is not None:  # (the new model's ranges and timestep; the draws go on)
+        if self._noise is not None and model.nu:  # (the new model's ranges and timestep; the draws go on)
             self._noise.bind(model, self.keyframe)
+        else:  # (a model without actuators has no noise: its steps keep the nstep fast path)
+            self._noise = Noise.of(model, *self.noise_settings, self.keyframe)
         mujoco.mj_forward(model, data)
 
 

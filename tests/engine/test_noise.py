@@ -159,6 +159,26 @@ def test_a_recompile_keeps_the_noise_with_the_new_models_ranges_and_the_draws_go
     assert np.array_equal(state(wider, session.data), state(wider, d2))
 
 
+def test_a_model_without_actuators_has_no_noise_until_a_recompile_gives_it_some():
+    bare = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/>"
+                                          "</body></worldbody></mujoco>")
+    session = EngineSession(bare)
+    session.set_noise(0.5, 0.1, 2)
+    assert session._noise is None  # (nothing to add noise to: the nstep fast path stays)
+    m = model()
+    session.replace(m, {})
+    session.step(20)
+    d, _, _ = reference(m, -1, 0.5, 0.1, 2, 20, d=_started(m, 0.0))
+    assert np.array_equal(state(m, session.data), state(m, d)) and np.abs(d.ctrl).max() > 0
+
+
+def _started(m, time):
+    d = mujoco.MjData(m)
+    d.time = time
+    mujoco.mj_forward(m, d)
+    return d
+
+
 @pytest.mark.parametrize("scale, rate", [(-0.1, 1), (math.nan, 1), (0.5, -1), (0.5, math.inf)])
 def test_values_simulate_does_not_allow_are_refused_and_change_nothing(scale, rate):
     session = EngineSession(model())
