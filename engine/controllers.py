@@ -104,9 +104,9 @@ class Noise:
     rate_factor: float = field(init=False)  # exp(-timestep / rate)
     step_scale: float = field(init=False)  # scale * sqrt(1 - rate_factor**2)
     midpoint: np.ndarray = field(init=False, repr=False)
+    pull: np.ndarray = field(init=False, repr=False)  # (1 - rate_factor) * midpoint
     spread: np.ndarray = field(init=False, repr=False)  # step_scale * halfrange
-    limited: np.ndarray = field(init=False, repr=False)
-    low: np.ndarray = field(init=False, repr=False)
+    low: np.ndarray = field(init=False, repr=False)  # ctrlrange (-inf, inf: not ctrllimited)
     high: np.ndarray = field(init=False, repr=False)
     generator: np.random.Generator = field(init=False, repr=False)
 
@@ -130,16 +130,25 @@ class Noise:
         self.step_scale = self.scale * math.sqrt(1 - self.rate_factor * self.rate_factor)
         limited = model.actuator_ctrllimited.astype(bool)
         ranges = model.actuator_ctrlrange
-        low = np.where(limited, ranges[:, 0], 0.0)
-        high = np.where(limited, ranges[:, 1], 0.0)
-        self.midpoint = np.where(limited, 0.5 * (high + low), 0.0)
-        halfrange = np.where(limited, 0.5 * (high - low), 1.0)
+        bottom = np.where(limited, ranges[:, 0], 0.0)
+        top = np.where(limited, ranges[:, 1], 0.0)
+        midpoint = np.where(limited, 0.5 * (top + bottom), 0.0)
+        halfrange = np.where(limited, 0.5 * (top - bottom), 1.0)
         if 0 <= keyframe < model.nkey:
-            self.midpoint = model.key_ctrl[keyframe].astype(float).copy()
+            midpoint = model.key_ctrl[keyframe].astype(float)
+        # (per step, simulate's expressions on the same doubles: (1 - rate) * midpoint and
+        # step_scale * halfrange are what C computes each time; clipping an unlimited
+        # actuator to -inf..inf changes nothing, NaN included)
+        self.midpoint = midpoint
+        self.pull = (1 - self.rate_factor) * midpoint
         self.spread = self.step_scale * halfrange
-        self.limited, self.low, self.high = limited, low, high
+        self.low = np.where(limited, bottom, -np.inf)
+        self.high = np.where(limited, top, np.inf)
 
     def apply(self, data) -> None:
-        ctrl = self.rate_factor * data.ctrl + (1 - self.rate_factor) * self.midpoint
+        ctrl = self.rate_factor * data.ctrl
+        ctrl += self.pull
         ctrl += self.spread * self.generator.standard_normal(len(ctrl))
-        data.ctrl[:] = np.where(self.limited, np.clip(ctrl, self.low, self.high), ctrl)
+        np.maximum(ctrl, self.low, out=ctrl)  # (mju_clip: below the bottom the bottom, above the top the top)
+        np.minimum(ctrl, self.high, out=ctrl)
+        data.ctrl[:] = ctrl

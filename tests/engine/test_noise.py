@@ -106,6 +106,8 @@ def test_each_steps_controls_are_simulates_bit_for_bit(key, std, noise_rate, low
     low_, high = m.actuator_ctrlrange[1]
     assert (applied[:, 1] >= low_).all() and (applied[:, 1] <= high).all()
     assert len(np.unique(applied[:, 0])) == 300  # (noise on the unlimited motor too)
+    if std > 0.5:  # (a wide noise: the clipping at the ranges was exercised)
+        assert np.isin(applied[:, 1:], m.actuator_ctrlrange[1:]).any()
 
 
 def test_a_runner_step_batch_equals_simulates_loop_and_a_reset_repeats_the_run():
