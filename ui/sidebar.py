@@ -175,7 +175,7 @@ class MJBLEND_PT_joints(_Readout, bpy.types.Panel):
             if 0 <= group < 6 and not bpy.context.scene.mujoco_overlays.joint_groups[group]:
                 return
             value = data.qpos[adr]
-            unit = f"{math.degrees(value):.1f} deg" if kind == _HINGE else "m"
+            unit = f"rad ({math.degrees(value):.1f} deg)" if kind == _HINGE else "m"
             if obj is None:
                 col.label(text=f"{name}: {value:.4f} {unit}")
                 return
