@@ -182,9 +182,12 @@ class MJBLEND_PT_joints(_Readout, bpy.types.Panel):
             row = col.row(align=True)
             row.enabled = not _running(bpy.context).playing  # (set while paused, as in simulate)
             row.prop(obj, "mujoco_qpos", text=name)
-            limits = (f"[{model.jnt_range[index][0]:.4g}, {model.jnt_range[index][1]:.4g}]"
-                      if model.jnt_limited[index] else "")
-            row.label(text=f"{unit} {limits}".strip())
+            # (short: the sidebar is narrow) a hinge's angle in degrees, the range in the slider's unit
+            shown = f"{math.degrees(value):.1f}\u00b0" if kind == _HINGE else "m"
+            if model.jnt_limited[index]:
+                low, high = model.jnt_range[index]
+                shown += f" [{low:.3g}, {high:.3g}]"
+            row.label(text=shown)
         else:  # free: position and quaternion; ball: quaternion
             width = 7 if kind == _FREE else 4
             col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))

@@ -103,6 +103,9 @@ def steps():
     report["elbow"] = [float(shot.qpos[adr]), elbow.mujoco_qpos]
     with physics_parked(running), bpy.context.temp_override(window=window, area=area, region=region):
         report["copied"] = sorted(bpy.ops.mujoco.copy_pose(full_precision=True, store=False))
+    # (not parked: the physics thread prints its own MjData; Blender 5.2's Python 3.13 resolves a
+    # context override holding the GIL, so no parking is needed there)
+    with bpy.context.temp_override(window=window, area=area, region=region):
         report["printed"] = sorted(bpy.ops.mujoco.print_data())
     report["clipboard"] = bpy.context.window_manager.clipboard
     report["key_text"] = keyframes.key_text(running.latest, True)
