@@ -226,7 +226,7 @@ element, as MuJoCo's simulate copies it, and store it as a keyframe"""
 
 
 class _Print:
-    bl_options = {"REGISTER"}
+    bl_options = UNDOABLE  # (a text block is made or replaced)
     text_name = ""
 
     @classmethod
