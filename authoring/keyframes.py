@@ -21,19 +21,29 @@ def keys_of(root):
     return sorted(found, key=scene_scan._order)
 
 
-def store(context, name: str = ""):
-    """A keyframe of the running simulation's state, or of the model's qpos0."""
-    root = authoring.model_root(context)
+def current_state(context):
+    """The state a keyframe is made of: the running simulation's latest snapshot (it has the
+    state's time, qpos, qvel, act, ctrl and mocap poses), else the model's reference pose
+    (an MjData of the checked model after mj_forward)."""
     running = scene_session.simulation(context.scene)
     if running is not None and not running.ended:
-        data = running.latest  # (a snapshot has the state's time, qpos, qvel, act, ctrl, mocap)
-    else:
-        outcome = validation.validate(context.scene)
-        if not outcome.ok:
-            raise authoring.AuthoringError(f"The model does not compile: {outcome.message}")
-        model = outcome.models[root.name]
-        data = mujoco.MjData(model)
-        mujoco.mj_forward(model, data)
+        return running.latest
+    root = authoring.model_root(context)
+    outcome = validation.validate(context.scene)
+    if not outcome.ok:
+        raise authoring.AuthoringError(f"The model does not compile: {outcome.message}")
+    model = outcome.models[root.name]
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return data
+
+
+def store(context, name: str = "", data=None):
+    """A keyframe of `data` (default: `current_state`): the running simulation's state, or
+    the model's qpos0."""
+    root = authoring.model_root(context)
+    if data is None:
+        data = current_state(context)
     key = mujoco.MjSpec().add_key()
     key.time = float(data.time)
     key.qpos, key.qvel = data.qpos.tolist(), data.qvel.tolist()
@@ -44,6 +54,26 @@ def store(context, name: str = ""):
     obj = authoring._new_section_object(context, root, "key", key, name, {})
     changes.touch(obj)
     return obj
+
+
+def key_text(data, full: bool = False) -> str:
+    """`data`'s state as a `<key>` element, laid out as MuJoCo simulate's "Copy state"
+    (CopyKey, simulate.cc): time, qpos, qvel, then act, ctrl, mpos and mquat when the model
+    has them, values printed with C's %g (Python's % is C's printf); `full`: each value's
+    shortest text that reads back as the same double (simulate's Shift-copy prints
+    %-22.16g, padded and not always exact)."""
+    number = repr if full else (lambda value: "%g" % value)
+
+    def values(array):
+        return " ".join(number(float(v)) for v in array.ravel())
+    rows = [("time", number(float(data.time))), ("qpos", values(data.qpos)), ("qvel", values(data.qvel))]
+    if data.act.size:
+        rows.append(("act", values(data.act)))
+    if data.ctrl.size:
+        rows.append(("ctrl", values(data.ctrl)))
+    if data.mocap_pos.size:
+        rows += [("mpos", values(data.mocap_pos)), ("mquat", values(data.mocap_quat))]
+    return "<key\n" + "\n".join(f'  {name}="{text}"' for name, text in rows) + "\n/>"
 
 
 def load(context, obj) -> int:

@@ -59,6 +59,9 @@ class Reactions:
     def camera_preview_changed(self, settings) -> None:
         """A camera preview setting changed (camera_preview_settings.py)."""
 
+    def noise_changed(self, simulation) -> None:
+        """`noise_scale`, `noise_rate` or `noise_seed` changed."""
+
     def camera_names(self, scene) -> list | None:
         """The cameras of the scene's running model (None: it does not simulate)."""
         return None
@@ -95,6 +98,10 @@ def _fast_forward_changed(self, _context):
 
 def _display_changed(self, _context):
     _reactions.display_changed(self)
+
+
+def _noise_changed(self, _context):
+    _reactions.noise_changed(self)
 
 
 def _history_get(self):
@@ -153,6 +160,18 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
         description="Draw each body's equivalent inertia box and centre of mass (from the last "
                     "compile of the model)")
     active_key: IntProperty(options={"HIDDEN"})
+    # MuJoCo simulate's control noise (its "Noise scale" / "Noise rate" sliders, same ranges)
+    noise_scale: FloatProperty(
+        name="Noise Scale", default=0.0, min=0.0, max=1.0, update=_noise_changed,
+        description="Control noise as MuJoCo's simulate adds it before every step: its standard "
+                    "deviation, in half ctrlranges (1 for an actuator without a ctrlrange); 0: none")
+    noise_rate: FloatProperty(
+        name="Noise Rate", default=0.0, min=0.0, max=4.0, unit="TIME_ABSOLUTE", update=_noise_changed,
+        description="How slowly the noisy controls drift back to their midpoint (seconds: the noise's "
+                    "time constant, simulate's Noise rate); 0: white noise around the midpoint")
+    noise_seed: IntProperty(
+        name="Noise Seed", default=0, min=0, update=_noise_changed,
+        description="Seed of the noise's random draws: the same seed repeats a run from a reset")
 
 
 # ------------------------------------------------------------ randomization preview

@@ -348,3 +348,16 @@ class Plot:
 
     def apply(self, runner) -> None:
         runner.plot(self.request)
+
+
+@dataclass(frozen=True)
+class SetNoise:
+    """simulate's control noise on every step from now on (EngineSession.set_noise):
+    `scale` 0 is none."""
+
+    scale: float
+    rate: float
+    seed: int = 0
+
+    def apply(self, runner) -> None:
+        runner.session.set_noise(self.scale, self.rate, self.seed)

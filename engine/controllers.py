@@ -14,6 +14,7 @@ qpos) - kv * qvel, clamped to +-torque_limit, written to the actuator's ctrl.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import mujoco
@@ -78,3 +79,76 @@ class PDLaw:
         velocity = data.qvel[self.qvel].astype(np.float32)
         torque = self.kp * (self._target - position) - self.kv * velocity
         data.ctrl[self.actuators] = np.clip(torque, -self.limit, self.limit)
+
+
+@dataclass(eq=False)
+class Noise:
+    """MuJoCo simulate's control noise (Simulate::InjectNoise, simulate.cc), before each
+    step: a discrete Ornstein-Uhlenbeck process on every actuator's ctrl,
+
+        rate = exp(-timestep / noise_rate)           (noise_rate 0: rate 0)
+        scale = noise_scale * sqrt(1 - rate * rate)
+        ctrl = rate * ctrl + (1 - rate) * midpoint
+        ctrl += scale * halfrange * N(0, 1)
+        ctrl = clip(ctrl, ctrlrange)                 (ctrllimited actuators only)
+
+    midpoint / halfrange: the ctrlrange's centre and half width when ctrllimited, else
+    0 / 1; a keyframe's ctrl is the midpoint when one is given. simulate draws N(0, 1)
+    with C's unseeded rand(); here a numpy PCG64 generator seeded with `seed` (so a run
+    can be repeated): the one law that keeps state (the generator), owned by the session.
+    The arithmetic is simulate's, in its order, vectorised (elementwise: the same bits)."""
+
+    scale: float
+    rate: float  # seconds (simulate's "Noise rate")
+    seed: int
+    rate_factor: float = field(init=False)  # exp(-timestep / rate)
+    step_scale: float = field(init=False)  # scale * sqrt(1 - rate_factor**2)
+    midpoint: np.ndarray = field(init=False, repr=False)
+    pull: np.ndarray = field(init=False, repr=False)  # (1 - rate_factor) * midpoint
+    spread: np.ndarray = field(init=False, repr=False)  # step_scale * halfrange
+    low: np.ndarray = field(init=False, repr=False)  # ctrlrange (-inf, inf: not ctrllimited)
+    high: np.ndarray = field(init=False, repr=False)
+    generator: np.random.Generator = field(init=False, repr=False)
+
+    @classmethod
+    def of(cls, model, scale: float, rate: float, seed: int, keyframe: int = -1) -> Noise | None:
+        """The noise for `model` (None when `scale` <= 0: simulate then does nothing; None
+        for a model without actuators too: nothing to add noise to)."""
+        if not scale > 0 or model.nu == 0:
+            return None
+        noise = cls(float(scale), float(rate), int(seed))
+        noise.generator = np.random.Generator(np.random.PCG64(noise.seed))
+        noise.bind(model, keyframe)
+        return noise
+
+    def bind(self, model, keyframe: int = -1) -> None:
+        """Ranges, midpoints and timestep of `model` (a recompile or a reset to another
+        keyframe); the generator goes on where it was."""
+        timestep = float(model.opt.timestep)
+        # (C: exp(-timestep / 0) = exp(-inf) = 0; Python raises on the division)
+        self.rate_factor = math.exp(-timestep / self.rate) if self.rate != 0 else 0.0
+        self.step_scale = self.scale * math.sqrt(1 - self.rate_factor * self.rate_factor)
+        limited = model.actuator_ctrllimited.astype(bool)
+        ranges = model.actuator_ctrlrange
+        bottom = np.where(limited, ranges[:, 0], 0.0)
+        top = np.where(limited, ranges[:, 1], 0.0)
+        midpoint = np.where(limited, 0.5 * (top + bottom), 0.0)
+        halfrange = np.where(limited, 0.5 * (top - bottom), 1.0)
+        if 0 <= keyframe < model.nkey:
+            midpoint = model.key_ctrl[keyframe].astype(float)
+        # (per step, simulate's expressions on the same doubles: (1 - rate) * midpoint and
+        # step_scale * halfrange are what C computes each time; clipping an unlimited
+        # actuator to -inf..inf changes nothing, NaN included)
+        self.midpoint = midpoint
+        self.pull = (1 - self.rate_factor) * midpoint
+        self.spread = self.step_scale * halfrange
+        self.low = np.where(limited, bottom, -np.inf)
+        self.high = np.where(limited, top, np.inf)
+
+    def apply(self, data) -> None:
+        ctrl = self.rate_factor * data.ctrl
+        ctrl += self.pull
+        ctrl += self.spread * self.generator.standard_normal(len(ctrl))
+        np.maximum(ctrl, self.low, out=ctrl)  # (mju_clip: below the bottom the bottom, above the top the top)
+        np.minimum(ctrl, self.high, out=ctrl)
+        data.ctrl[:] = ctrl

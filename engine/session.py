@@ -21,6 +21,7 @@ import time as _time
 import mujoco
 import numpy as np
 
+from .controllers import Noise
 from .errors import MJBlendError
 
 Ids = dict  # key -> (kind, id)
@@ -75,6 +76,10 @@ class EngineSession:
         # control laws run before every step (engine/controllers.py), by a key of the caller's
         self.laws: dict = {}
         self._laws: tuple = ()
+        # simulate's control noise (engine/controllers.Noise): (scale, rate, seed) as set,
+        # and the noise they make for the model now (None at scale 0: nothing applied)
+        self.noise_settings = (0.0, 0.0, 0)
+        self._noise: Noise | None = None
         self.reset(keyframe)
 
     # ------------------------------------------------------------ control
@@ -92,6 +97,8 @@ class EngineSession:
         mujoco.mj_forward(self.model, self.data)
         self.message = ""
         self._anchor = self._last = None
+        # (a reset noise starts its seeded sequence again: a run from a reset repeats)
+        self._noise = Noise.of(self.model, *self.noise_settings, self.keyframe)
 
     def load_state(self, state) -> None:
         """Continue from a full state (an mj_getState(mjSTATE_INTEGRATION) row of this
@@ -224,7 +231,7 @@ class EngineSession:
         model, data = self.model, self.data
         start = _time.perf_counter()
         counts = data.warning.number.copy()
-        if self.grab is None and not self._laws and count > 1:
+        if self.grab is None and not self._laws and self._noise is None and count > 1:
             state = self._state_buffer()
             mujoco.mj_getState(model, data, state, STATE)  # (microseconds, against a chunk's ~2 ms)
             mujoco.mj_step(model, data, nstep=count)
@@ -243,12 +250,14 @@ class EngineSession:
         return done
 
     def _steps_until_diverged(self, count: int, counts) -> int:
-        """Up to `count` single steps (the mouse spring and the control laws applied before each), ending
-        after one that diverged (`counts`: the warnings before the first)."""
+        """Up to `count` single steps (the control noise, the mouse spring and the control laws applied
+        before each), ending after one that diverged (`counts`: the warnings before the first)."""
         model, data = self.model, self.data
         done = 0
         while done < count:
             before = data.time
+            if self._noise is not None:  # (first, as simulate: a law then overrides its actuators)
+                self._noise.apply(data)
             if self.grab is not None:
                 self.grab.apply(model, data)  # the spring acts on every step
             for law in self._laws:  # (a controller computes its commands from this step's state)
@@ -347,6 +356,19 @@ class EngineSession:
             else:
                 self.laws[key] = law
         self._laws = tuple(self.laws.values())
+
+    def set_noise(self, scale: float, rate: float, seed: int) -> None:
+        """simulate's control noise (engine/controllers.Noise) before every step from now
+        on: `scale` (simulate's "Noise scale", the standard deviation in halfranges),
+        `rate` (its "Noise rate", seconds), `seed` of the normal draws; scale 0 is none.
+        A ValueError (nothing changed) for values simulate's sliders do not allow."""
+        scale, rate = float(scale), float(rate)
+        if not (math.isfinite(scale) and scale >= 0):
+            raise ValueError(f"a noise scale must be 0 or more, not {scale}")
+        if not (math.isfinite(rate) and rate >= 0):
+            raise ValueError(f"a noise rate must be 0 or more seconds, not {rate}")
+        self.noise_settings = (scale, rate, int(seed))
+        self._noise = Noise.of(self.model, *self.noise_settings, self.keyframe)
 
     def apply_wrenches(self, bodies, wrenches) -> None:
         """xfrc_applied of `bodies` (ids) = `wrenches` (n, 6: force, torque in world)."""
@@ -487,6 +509,10 @@ class EngineSession:
                     data.mocap_pos[m_new] = old_data.mocap_pos[m_old]
                     data.mocap_quat[m_new] = old_data.mocap_quat[m_old]
         self.model, self.data, self.ids = model, data, dict(ids)
+        if self._noise is not None and model.nu:  # (the new model's ranges and timestep; the draws go on)
+            self._noise.bind(model, self.keyframe)
+        else:  # (a model without actuators has no noise: its steps keep the nstep fast path)
+            self._noise = Noise.of(model, *self.noise_settings, self.keyframe)
         mujoco.mj_forward(model, data)
 
 

@@ -45,6 +45,7 @@ from .binding import Binding, is_identity
 from .display import Display
 
 STRUCTURE_CHECK_INTERVAL = 1.0  # seconds between checks for added / deleted objects
+SCALAR_JOINTS = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))  # simulate's sliders
 STOP_TIMEOUT = 2.0  # seconds to wait for the physics thread to end
 SHOW_WAIT = 0.5  # seconds an operator waits for a paused runner to show its command
 THREADED: bool | None = None  # None: the preference, in a window; inline without one
@@ -106,6 +107,7 @@ class LiveSimulation:
         self.plot_request = None  # the plots' last engine.plots.Request sent (ui/plots)
         self.reported_message = 0  # message_id of the last snapshot message reported
         self._pending_controls: dict[int, tuple[int, float]] = {}  # actuator -> (seq, value)
+        self._pending_positions: dict[int, tuple[int, float]] = {}  # joint -> (seq, value)
         self._sent_mocap = None
         self._shown_frame = -1
         self._scanners: list = []
@@ -229,6 +231,8 @@ class LiveSimulation:
                 self.started_from_frame = self.scene.frame_current
             session.set_speed(self.settings.realtime)
             session.set_fast_forward(self.settings.fast_forward)
+            settings = self.settings
+            session.set_noise(settings.noise_scale, settings.noise_rate, settings.noise_seed)
             prefs = self.prefs
             self.runner = Runner(session, threaded=self.threaded, history_seconds=prefs.history_seconds,
                                  history_bytes=prefs.history_megabytes << 20,
@@ -635,6 +639,33 @@ class LiveSimulation:
                 return pending[1]
             del self._pending_controls[actuator]
         return float(shot.ctrl[actuator]) if actuator < len(shot.ctrl) else 0.0
+
+    def set_joint_position(self, joint: int, value: float) -> bool:
+        """simulate's joint slider: a hinge or slide joint's qpos set while paused (clamped to its
+        range when limited, as the slider is), velocities kept, then mj_forward (commands.SetQpos:
+        simulate runs mj_forward while paused; SetJointQpos would zero the joint's velocity).
+        False, nothing sent, while playing or for a joint of another type."""
+        model = self.model
+        if self.runner.playing or int(model.jnt_type[joint]) not in SCALAR_JOINTS:
+            return False
+        value = float(value)
+        if model.jnt_limited[joint]:
+            low, high = model.jnt_range[joint]
+            value = min(max(value, float(low)), float(high))
+        seq = self.send(commands.SetQpos(int(model.jnt_qposadr[joint]), value), SHOW_WAIT)
+        self._pending_positions[joint] = (seq, value)
+        return True
+
+    def joint_position(self, joint: int) -> float:
+        """A hinge or slide joint's qpos: the latest snapshot's, or one sent and not applied yet."""
+        shot = self.runner.latest
+        pending = self._pending_positions.get(joint)
+        if pending is not None:
+            if pending[0] > shot.applied:
+                return pending[1]
+            del self._pending_positions[joint]
+        adr = int(shot.model.jnt_qposadr[joint]) if joint < shot.model.njnt else -1
+        return float(shot.qpos[adr]) if 0 <= adr < len(shot.qpos) else 0.0
 
     # ---------------------------------------------------------- recording
 

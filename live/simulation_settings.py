@@ -71,11 +71,21 @@ class LiveReactions(scene_settings.Reactions):
                 camera_preview.wake()
             views.redraw()
 
+    def noise_changed(self, simulation):
+        running = scene_session.simulation(simulation.id_data)
+        if running is not None:
+            running.send(noise_command(simulation))
+
     def camera_names(self, scene):
         running = scene_session.simulation(scene)
         if running is None or running.model is None:
             return None
         return [cam.name for cam in cameras.cameras(running.model)]
+
+
+def noise_command(simulation) -> commands.SetNoise:
+    """The scene's control noise settings as the command that sets them."""
+    return commands.SetNoise(simulation.noise_scale, simulation.noise_rate, simulation.noise_seed)
 
 
 def _control_get(obj):
@@ -94,6 +104,26 @@ def _control_set(obj, value):
     preview, index = _previewed_actuator(obj)  # (the randomization preview's environments, all alike)
     if preview:
         preview.set_control(index, value)
+
+
+def _position_get(obj):
+    running, index = _joint(obj)
+    return running.joint_position(index) if running else 0.0
+
+
+def _position_set(obj, value):
+    running, index = _joint(obj)
+    if running:  # (refused while playing: the slider is greyed out then)
+        running.set_joint_position(index, value)
+
+
+def _joint(obj):
+    """(live simulation, joint id) of a joint object, or (None, -1)."""
+    running = scene_session.simulation(bpy.context.scene) if bpy.context.scene else None
+    if running is None or running.binding is None:
+        return None, -1
+    kind, index = running.binding.ids.get(obj.as_pointer(), (None, -1))
+    return (running, index) if kind == "joint" else (None, -1)
 
 
 def _actuator(obj):
@@ -118,9 +148,14 @@ def register():
         name="Control", get=_control_get, set=_control_set,
         description="The actuator's control input in the running simulation (clamped to "
                     "its ctrlrange when ctrllimited)")
+    bpy.types.Object.mujoco_qpos = FloatProperty(
+        name="Position", get=_position_get, set=_position_set, precision=4,
+        description="The hinge or slide joint's position in the running simulation, set while "
+                    "paused (radians or metres, clamped to its range when limited; velocities kept)")
 
 
 def unregister():
     camera_preview.unregister()
     del bpy.types.Object.mujoco_ctrl
+    del bpy.types.Object.mujoco_qpos
     scene_settings.disconnect()

@@ -1,13 +1,14 @@
 """Model-level tools: default classes (add, rename, delete, reset an attribute to
-its class), validation on demand, keyframes (store, load, delete). Thin: the work
-is in authoring/default_classes.py, validation.py and keyframes.py."""
+its class), validation on demand, keyframes (store, load, delete, copy the pose as a
+<key>), MuJoCo's printouts of the model and data. Thin: the work is in
+authoring/default_classes.py, validation.py, keyframes.py and printing.py."""
 
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, StringProperty
 
-from ..authoring import authoring, default_classes, keyframes, validation
+from ..authoring import authoring, default_classes, keyframes, printing, validation
 from ..scan import scene_scan
 from .reporting import UNDOABLE, run_reporting
 
@@ -191,5 +192,79 @@ class MUJOCO_OT_key_delete(_KeyOperator, bpy.types.Operator):
         return {"FINISHED"}
 
 
+class MUJOCO_OT_copy_pose(bpy.types.Operator):
+    """Copy the current state (simulated, or the model's reference pose) to the clipboard as a <key> \
+element, as MuJoCo's simulate copies it, and store it as a keyframe"""
+
+    bl_idname = "mujoco.copy_pose"
+    bl_label = "Copy Pose"
+    bl_options = UNDOABLE
+
+    full_precision: BoolProperty(
+        name="Full Precision", default=False,
+        description="Every value exactly (the shortest text that reads back as the same number); "
+                    "off: 6 significant digits, as simulate's Copy state")
+    store: BoolProperty(name="Also Store", default=True,
+                        description="Also store the pose as a keyframe of the model")
+
+    @classmethod
+    def poll(cls, context):
+        return bool(scene_scan.model_roots(context.scene))
+
+    def invoke(self, context, event):
+        self.full_precision = self.full_precision or event.shift  # (Shift: simulate's full precision)
+        return self.execute(context)
+
+    def execute(self, context):
+        def copy():
+            data = keyframes.current_state(context)
+            context.window_manager.clipboard = keyframes.key_text(data, self.full_precision)
+            stored = keyframes.store(context, data=data) if self.store else None
+            also = f", stored as keyframe {stored.mujoco.name!r}" if stored is not None else ""
+            self.report({"INFO"}, f"Copied the pose at t = {data.time:g} s as a <key>{also}")
+        return run_reporting(self, context, copy)
+
+
+class _Print:
+    bl_options = UNDOABLE  # (a text block is made or replaced)
+    text_name = ""
+
+    @classmethod
+    def poll(cls, context):
+        return bool(scene_scan.model_roots(context.scene))
+
+    def text(self, context) -> str:
+        raise NotImplementedError
+
+    def execute(self, context):
+        def write():
+            printing.to_text_block(self.text_name, self.text(context))
+            self.report({"INFO"}, f"Printed to the text block {self.text_name!r} (Text Editor)")
+        return run_reporting(self, context, write)
+
+
+class MUJOCO_OT_print_model(_Print, bpy.types.Operator):
+    """MuJoCo's printout of the model (mj_printModel) into the text block MJMODEL.TXT"""
+
+    bl_idname = "mujoco.print_model"
+    bl_label = "Print Model"
+    text_name = printing.MODEL_TEXT
+
+    def text(self, context):
+        return printing.model_text(context)
+
+
+class MUJOCO_OT_print_data(_Print, bpy.types.Operator):
+    """MuJoCo's printout of the simulation's data (mj_printData) into the text block MJDATA.TXT"""
+
+    bl_idname = "mujoco.print_data"
+    bl_label = "Print Data"
+    text_name = printing.DATA_TEXT
+
+    def text(self, context):
+        return printing.data_text(context)
+
+
 CLASSES = (MUJOCO_OT_class_add, MUJOCO_OT_class_rename, MUJOCO_OT_class_remove, MUJOCO_OT_reset_to_class,
-           MUJOCO_OT_validate, MUJOCO_OT_key_store, MUJOCO_OT_key_load, MUJOCO_OT_key_delete)
+           MUJOCO_OT_validate, MUJOCO_OT_key_store, MUJOCO_OT_key_load, MUJOCO_OT_key_delete,
+           MUJOCO_OT_copy_pose, MUJOCO_OT_print_model, MUJOCO_OT_print_data)

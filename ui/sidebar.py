@@ -58,6 +58,13 @@ class MJBLEND_PT_simulation(_SidebarPanel, bpy.types.Panel):
         col.prop(settings, "realtime")
         col.prop(settings, "keyframe")
         col.prop(settings, "display")
+        noise = layout.column(align=True, heading="Control Noise")  # (simulate's Physics section)
+        noise.prop(settings, "noise_scale", text="Scale")
+        noise.prop(settings, "noise_rate", text="Rate")
+        noise.prop(settings, "noise_seed", text="Seed")
+        row = layout.row(align=True)  # (simulate's File section: Print model / Print data)
+        row.operator("mujoco.print_model", icon="TEXT")
+        row.operator("mujoco.print_data", icon="TEXT")
         running = _running(context)
         if running is None:
             layout.label(text="Stopped: objects are as authored")
@@ -155,13 +162,32 @@ class MJBLEND_PT_joints(_Readout, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
     count, kind = "njnt", "joint"
 
+    def draw_header_rows(self, col):
+        running = _running(bpy.context)
+        if running is not None and running.playing:
+            col.label(text="Pause to set joint positions", icon="INFO")
+
     def draw_row(self, col, model, data, index, obj, name):
         adr, kind = model.jnt_qposadr[index], int(model.jnt_type[index])
-        if kind == _HINGE:  # also in degrees
+        if kind in (_HINGE, _SLIDE):
+            # simulate's Joint section: a slider per hinge and slide joint of a shown joint group
+            group = int(model.jnt_group[index])
+            if 0 <= group < 6 and not bpy.context.scene.mujoco_overlays.joint_groups[group]:
+                return
             value = data.qpos[adr]
-            col.label(text=f"{name}: {value:.4f} rad ({math.degrees(value):.1f} deg)")
-        elif kind == _SLIDE:
-            col.label(text=f"{name}: {data.qpos[adr]:.4f} m")
+            unit = f"rad ({math.degrees(value):.1f} deg)" if kind == _HINGE else "m"
+            if obj is None:
+                col.label(text=f"{name}: {value:.4f} {unit}")
+                return
+            row = col.row(align=True)
+            row.enabled = not _running(bpy.context).playing  # (set while paused, as in simulate)
+            row.prop(obj, "mujoco_qpos", text=name)
+            # (short: the sidebar is narrow) a hinge's angle in degrees, the range in the slider's unit
+            shown = f"{math.degrees(value):.1f}\u00b0" if kind == _HINGE else "m"
+            if model.jnt_limited[index]:
+                low, high = model.jnt_range[index]
+                shown += f" [{low:.3g}, {high:.3g}]"
+            row.label(text=shown)
         else:  # free: position and quaternion; ball: quaternion
             width = 7 if kind == _FREE else 4
             col.label(text=f"{name}: " + " ".join(f"{v:.3f}" for v in data.qpos[adr:adr + width]))
@@ -260,7 +286,9 @@ class MJBLEND_PT_keyframes(_SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        layout.operator("mujoco.key_store", icon="ADD")
+        row = layout.row(align=True)
+        row.operator("mujoco.key_store", icon="ADD")
+        row.operator("mujoco.copy_pose", icon="COPYDOWN")  # (Shift-click: full precision)
         layout.template_list("MJBLEND_UL_keyframes", "", context.scene, "objects",
                              context.scene.mujoco_simulation, "active_key", rows=3)
 
