@@ -277,11 +277,14 @@ class EngineSession:
 
     def kinematics(self) -> None:
         """Positions of the current state: `mj_step` leaves xpos, xquat, geom and flex
-        poses, subtree centres of mass and tendon paths of the state one step earlier
-        (it integrates after computing them); this recomputes them without touching
-        anything the next step reads (each step recomputes them all from qpos)."""
+        poses, subtree centres of mass, camera and light poses and tendon paths of the
+        state one step earlier (it integrates after computing them); this recomputes
+        them without touching anything the next step reads (each step recomputes them
+        all from qpos)."""
         mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_comPos(self.model, self.data)
+        if self.model.ncam or self.model.nlight:  # (after mj_comPos: a camera may target a subtree's com)
+            mujoco.mj_camlight(self.model, self.data)
         if self.model.ntendon:
             mujoco.mj_tendon(self.model, self.data)
         if self.model.nflex:
