@@ -207,6 +207,8 @@ def viewport_png(host, timeout: float = SCREENSHOT_WAIT) -> tuple[bytes, int, in
         raise ProtocolError("main_thread_timeout", f"the 3D view did not draw within {timeout:g} s "
                             "(is Blender's window minimised?)")
     pixels = capture.pixels
+    if pixels is None:
+        raise ProtocolError("no_viewport", "the scene's session ended before its 3D view drew")
     return png_bytes(pixels), int(pixels.shape[1]), int(pixels.shape[0])
 
 

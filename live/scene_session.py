@@ -5,8 +5,10 @@ that lives here, outside bpy data, in one object per scene (as MolecularNodes'
 session): the scan cache, the authored poses held while a simulation moves
 objects, the last validation, the live simulation (live/simulation.py), the
 randomization preview (live/randomization_preview.py), the camera preview
-(live/camera_preview.py), the bridge serving the scene (live/bridge_host.py) and
-the viewport's drawing caches (ui/overlays).
+(live/camera_preview.py), the bridge serving the scene (live/bridge_host.py),
+the viewport's drawing caches (ui/overlays), the 3D view following the
+simulation (live/view_follow.py) and the screenshots waiting for a draw
+(live/viewport.py).
 
 Each part has one way to go: `suspend` / `resume` around a save (the file gets
 the authored poses and no instancer), `end` on file load, undo, redo, scene
@@ -23,6 +25,7 @@ from __future__ import annotations
 from ..scan import scene_scan
 from ..scene import preferences
 from ..scene.transforms import HeldPose
+from . import viewport
 from .simulation import LiveSimulation, SimulationError
 
 
@@ -42,6 +45,8 @@ class SceneSession:
         # the viewport's caches of what it drew (ui/overlays: layers.py and draw.py)
         self.overlay_layers = None
         self.overlay_batches = None
+        self.follow = None  # live.view_follow.Follow, while a 3D view tracks a body or looks through a camera
+        self.captures: list = []  # live.viewport.Capture: screenshots waiting for their view's next draw
 
     # ---------------------------------------------------------- simulation
 
@@ -130,6 +135,8 @@ class SceneSession:
             self.end_simulation(self.simulation, restore)
         self.held.clear()
         self.overlay_layers = self.overlay_batches = None
+        self.follow = None  # (the view stays where it is: its area may be gone with the file)
+        viewport.release_captures(self.captures)
         if _SESSIONS.get(self.key) is self:
             del _SESSIONS[self.key]
 

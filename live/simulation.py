@@ -40,7 +40,7 @@ from ..scene.errors import MJBlendError
 from ..scene.transforms import HeldPose, baked, transform
 from ..sync import timeline
 from ..sync.objects import put_transform
-from . import binding as binding_
+from . import binding as binding_, view_follow
 from .binding import Binding, is_identity
 from .display import Display
 
@@ -337,6 +337,7 @@ class LiveSimulation:
             self.display.show(shot, self.binding, self.held, self.settings.display)
         except ReferenceError:  # a bound object was deleted since the last structure check
             self.lost_objects()  # (its compile shows the new binding)
+        view_follow.shown(self.owner, shot, self.binding.world, self.model)  # (the view with the objects)
         return True
 
     def show_snapshot(self, shot) -> bool:

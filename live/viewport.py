@@ -1,6 +1,9 @@
 """Blender's 3D view driven by URLab's `viewport` ops (bridge/debug_ops.py asks; this
 runs on Blender's main thread): the eye read and set in the model's world, an
-actor framed, a body followed, the shading mode, a screenshot.
+actor framed, a body followed, the shading mode, a screenshot. The view's pose
+functions, `Tracking` (fed by any snapshot source) and the screenshots (`Capture`,
+kept by the scene's session) serve the user's own view features too
+(live/view_follow.py, operators/view.py).
 
 The view is the largest 3D view of the first window (URLab drives its
 most recently focused perspective viewport). `--background` and the bpy module
@@ -48,8 +51,20 @@ class Viewport:
     def __init__(self, host):
         self.host = host
         self.last_set: dict = {}  # the last pose set: {"state": the view's state then, "pose": as asked}
-        self.captures: list = []  # screenshots asked for, waiting for the view's next draw
-        self.tracking = Tracking(host)
+        self.tracking = Tracking(self.served_shot, self.last_set)
+
+    def served_shot(self):
+        """(the latest snapshot, MuJoCo's world in Blender's) while the bridge serves this
+        host's simulation, else None (a client's track_actor ends with its bridge)."""
+        from . import bridge_host  # (it makes hosts with a Viewport: imported when used)
+
+        served = bridge_host.current()
+        if served is None or served.host is not self.host:
+            return None
+        live = self.host.live
+        runner = live.runner if live is not None else None
+        shot = runner.latest if runner is not None else None
+        return (shot, self.world()) if shot is not None else None
 
     def world(self) -> Matrix:
         """MuJoCo's world in Blender's (the model root's frame; the identity for several roots)."""
@@ -91,23 +106,10 @@ class Viewport:
 
     def ask_screenshot(self) -> Capture:
         """A capture of the largest 3D view's next draw (it is tagged for one)."""
-        area = find_view()
-        capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
-        self.captures.append(capture)
-        area.tag_redraw()
-        return capture
+        from . import scene_session  # (it imports the simulation, which imports this module)
 
-    def capture_drawn(self, region) -> None:
-        """(The overlay's POST_PIXEL callback, last) The pixels of `region`, being drawn,
-        for the captures that asked for it."""
-        waiting = [c for c in self.captures if c.region == region.as_pointer()]
-        if not waiting:
-            return
-        pixels = read_region(region)
-        for capture in waiting:
-            self.captures.remove(capture)
-            capture.pixels = pixels
-            capture.done.set()
+        area = find_view()
+        return ask_capture(scene_session.of(self.host.scene), area)
 
 
 # ------------------------------------------------------------------- the view
@@ -125,14 +127,14 @@ def find_view():
     return max(areas, key=lambda area: area.width * area.height)
 
 
-def _window_size(area) -> tuple[int, int]:
+def window_size(area) -> tuple[int, int]:
     region = next((r for r in area.regions if r.type == "WINDOW"), None)
     return (region.width, region.height) if region is not None else (area.width, area.height)
 
 
 def _half_width(area) -> float:
     """mm of Blender's view sensor across the region's width (its wider side takes 72 mm)."""
-    width, height = _window_size(area)
+    width, height = window_size(area)
     return HALF_SENSOR if width >= height or height <= 0 else HALF_SENSOR * width / height
 
 
@@ -149,7 +151,7 @@ def eye_of(view) -> tuple[Vector, Quaternion]:
 def _state(area, world: Matrix) -> tuple:
     view = area.spaces.active.region_3d
     return (area.as_pointer(), tuple(view.view_location), tuple(view.view_rotation), view.view_distance,
-            view.view_perspective, area.spaces.active.lens, _window_size(area), tuple(map(tuple, world)))
+            view.view_perspective, area.spaces.active.lens, window_size(area), tuple(map(tuple, world)))
 
 
 def pose_of(area, world: Matrix, memo: dict | None = None) -> dict:
@@ -209,7 +211,7 @@ def frame_bounds(area, world: Matrix, low: np.ndarray, high: np.ndarray) -> None
     if view.view_perspective != "PERSP":
         view.view_perspective = "PERSP"
     radius = max(float(np.linalg.norm(high - low)) / 2.0, 0.05)
-    width, height = _window_size(area)
+    width, height = window_size(area)
     horizontal = math.radians(fov_of(area))
     vertical = 2.0 * math.atan(math.tan(horizontal / 2.0) * height / max(width, 1))
     view.view_location = world @ Vector(tuple(float(v) for v in (low + high) / 2.0))
@@ -238,10 +240,13 @@ def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray | None:
 class Tracking:
     """URLab's track_actor: each 1/60 s the view moves towards the body's position plus
     `offset` turned by the body, looking at the body; `smoothing` in [0, 0.99] of the
-    way is kept (0 snaps), as URLab's ticker lerps. One body at a time."""
+    way is kept (0 snaps), as URLab's ticker lerps. One body at a time. `source()`
+    gives (the snapshot to follow, MuJoCo's world in Blender's), or None once there
+    is nothing to follow; `memo` is the view's last set pose (set_pose's)."""
 
-    def __init__(self, host):
-        self.host, self.body, self.offset, self.smoothing = host, -1, np.zeros(3), 0.0
+    def __init__(self, source, memo: dict | None = None):
+        self.source, self.memo = source, memo
+        self.body, self.offset, self.smoothing = -1, np.zeros(3), 0.0
         self.active = False
         self._timer = self._tick  # (one function object: the timer is found again by it)
 
@@ -268,34 +273,29 @@ class Tracking:
 
     def tick(self) -> bool:
         """Move the view one step; False once there is nothing to follow."""
-        from . import bridge_host  # (it makes hosts with a Viewport: imported when used)
-
-        served = bridge_host.current()
-        if served is None or served.host is not self.host:  # (its bridge stopped)
+        found = self.source()
+        if found is None:
             return False
-        live = self.host.live
-        runner = live.runner if live is not None else None
-        shot = runner.latest if runner is not None else None
-        if shot is None or self.body >= shot.model.nbody:
+        shot, world = found
+        if self.body >= shot.model.nbody:
             return False
         try:
             area = find_view()
         except ProtocolError:
             return False
-        world = self.host.viewport.world()
         target = shot.xpos[self.body]
         wanted = target + shot.xmat[self.body].reshape(3, 3) @ self.offset
-        pose = pose_of(area, world, self.host.viewport.last_set)
+        pose = pose_of(area, world, self.memo)
         keep = self.smoothing
         eye = np.array(pose["location"]) * keep + wanted * (1.0 - keep)
         frame = look_at(wanted, target)
         if frame is None:
-            set_pose(area, world, eye, None, None, self.host.viewport.last_set)
+            set_pose(area, world, eye, None, None, self.memo)
             return True
         x, y, z, w = pose["rotation_quat"]
         now = Quaternion((w, x, y, z))
         turned = now.slerp(Matrix(frame.tolist()).to_quaternion(), 1.0 - keep)
-        set_pose(area, world, eye, np.array(turned), None, self.host.viewport.last_set)
+        set_pose(area, world, eye, np.array(turned), None, self.memo)
         return True
 
 
@@ -303,27 +303,53 @@ class Tracking:
 
 
 class Capture:
-    """A screenshot asked of the 3D view: the view's next draw reads its pixels
-    (capture_drawn, from the overlay's POST_PIXEL callback) and sets `done`. No
-    operator: one called with a context override while the bridge's threads run
-    Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
-    Blender 5.2's screenshot operators save black frames under Xvfb."""
+    """A screenshot asked of a 3D view: the view's next draw reads its pixels
+    (capture_drawn, from the overlay's POST_PIXEL callback, after every overlay) and
+    sets `done`. No operator: one called with a context override while the bridge's
+    threads run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked),
+    and Blender 5.2's screenshot operators save black frames under Xvfb."""
 
     def __init__(self, region):
         self.region = region.as_pointer()
+        self.size = (region.width, region.height)
         self.done = threading.Event()
-        self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top
+        self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
+
+
+def ask_capture(owner, area) -> Capture:
+    """A capture of `area`'s next draw, kept by scene session `owner` until then (the
+    area is tagged for a redraw)."""
+    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
+    owner.captures.append(capture)
+    area.tag_redraw()
+    return capture
 
 
 def capture_drawn() -> None:
-    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots the
-    served scene's clients asked of it."""
-    from . import bridge_host
+    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots any
+    scene session asked of it (its bridge's clients, or the user's Screenshot)."""
+    from . import scene_session
 
-    served = bridge_host.current()
-    view = getattr(served.host, "viewport", None) if served is not None else None
-    if view is not None and view.captures:
-        view.capture_drawn(bpy.context.region)
+    waiting = [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures]
+    if not waiting:
+        return
+    region = bpy.context.region
+    pointer = region.as_pointer()
+    pixels = None
+    for owner, capture in waiting:
+        if capture.region != pointer:
+            continue
+        if pixels is None:
+            pixels = read_region(region)
+        owner.captures.remove(capture)
+        capture.pixels = pixels
+        capture.done.set()
+
+
+def release_captures(captures: list) -> None:
+    """The captures waiting in `captures` answered without pixels (their session ends)."""
+    while captures:
+        captures.pop().done.set()
 
 
 def read_region(region) -> np.ndarray:

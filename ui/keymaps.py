@@ -7,7 +7,9 @@ Preferences > Keymap, listed in the add-on's preferences by `draw`):
   0-5, Shift+0-5 site groups 0-5, as MuJoCo's `simulate` does;
 - with a MuJoCo model in the scene: Shift+Alt + simulate's letter switches an
   overlay (Ctrl+Shift+Alt+E for equality constraints: Pose Mode's Shift+Alt+E
-  is Blender's).
+  is Blender's);
+- anywhere: Shift+Alt+P saves the 3D view under the mouse as a PNG (simulate's
+  and Studio's Ctrl+P is Blender's Make Parent).
 
 Each operator's poll fails where its key is not MuJoCo's (no simulation, no
 model): Blender then passes the key on to its own item, so the number keys hide
@@ -48,6 +50,7 @@ ITEMS = (  # keymap, operator, event, value, modifiers, operator properties
       for group, key in enumerate(NUMBERS)),
     *(("3D View", "mujoco.toggle_overlay", key, "PRESS", OVERLAY_MODIFIERS.get(overlay, SHIFT_ALT),
        {"overlay": overlay}) for overlay, key in OVERLAY_KEYS),
+    ("3D View", "mujoco.screenshot", "P", "PRESS", SHIFT_ALT, {}),
 )
 
 _registered: list[tuple] = []  # (keymap, item)
@@ -76,7 +79,8 @@ def unregister():
 
 HEADINGS = {"mujoco.perturb": "While a simulation runs:",
             "mujoco.toggle_group": "MuJoCo groups (Object Mode):",
-            "mujoco.toggle_overlay": "MuJoCo overlays:"}
+            "mujoco.toggle_overlay": "MuJoCo overlays:",
+            "mujoco.screenshot": "Screenshot:"}
 
 
 def draw(layout, context):
