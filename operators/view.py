@@ -87,19 +87,21 @@ the view's centre stays on the body's centre of mass (its subtree's), turning an
         return {"FINISHED"}
 
 
-_camera_items: list = []  # (Blender keeps no reference to the strings of dynamic enum items)
+_camera_items = None  # (Blender keeps no reference to the strings of dynamic enum items)
 
 
 def _cameras(_self, context):
-    running = scene_session.simulation(context.scene)
-    _camera_items.clear()
+    global _camera_items
+    running = scene_session.simulation(context.scene) if context is not None else None
     model = running.model if running is not None else None
+    found = []
     for index in range(model.ncam if model is not None else 0):
         obj = running.binding.by_id.get(("camera", index))
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, index) or f"camera {index}"
-        label = (obj.name if obj is not None else name)
-        _camera_items.append((str(index), label, f"Look through MuJoCo camera {name}"))
-    return _camera_items or [("NONE", "No camera", "The model has no camera")]
+        label = obj.name if obj is not None else name
+        found.append((str(index), label, f"Look through MuJoCo camera {name}"))
+    _camera_items = found or [("NONE", "No camera", "The model has no camera")]
+    return _camera_items
 
 
 class MUJOCO_OT_view_camera(_FollowOperator, bpy.types.Operator):

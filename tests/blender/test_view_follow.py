@@ -26,11 +26,13 @@ SCENE = """<mujoco model="follow"><option timestep="0.002"/><worldbody>
 <geom name="floor" type="plane" size="3 3 .1"/>
 <body name="ball" pos="0.3 -0.2 2"><freejoint/><geom type="sphere" size=".1"/></body>
 <body name="arm" pos="-0.5 0.4 1.5"><freejoint/><geom type="capsule" fromto="0 0 0 .4 0 0" size=".05"/>
-  <body name="hand" pos=".4 0 0"><joint type="hinge" axis="0 1 0"/><geom type="box" size=".1 .05 .05" pos=".1 0 0"/>
+  <body name="hand" pos=".4 0 0"><joint type="hinge" axis="0 1 0"/>
+    <geom type="box" size=".1 .05 .05" pos=".1 0 0"/>
     <camera name="wrist" pos=".1 0 .2" xyaxes="0 1 0 -1 0 1" fovy="55"/></body></body>
 <camera name="side" pos="0 -4 1" xyaxes="1 0 0 0 .3 1" fovy="45"/>
 </worldbody></mujoco>"""
-ORBITS = ((90.0, -45.0, 3.0), (-137.25, -12.5, 5.5), (10.0, 30.0, 1.25))  # simulate's azimuth, elevation, distance
+# simulate's azimuth, elevation, distance
+ORBITS = ((90.0, -45.0, 3.0), (-137.25, -12.5, 5.5), (10.0, 30.0, 1.25))
 
 
 @pytest.fixture
@@ -157,8 +159,8 @@ def test_copy_camera_is_simulates_text(falling):
             headpos, forward, up, _right = view_follow.view_frame(np.array(Vector(lookat)), kept, distance)
             assert view_follow.camera_text(headpos, forward, up) == simulate
             assert simulate.startswith("<camera pos=") and simulate.endswith('"/>\n')
-            copied = mujoco.MjSpec.from_string(f"<mujoco><worldbody>{simulate}</worldbody></mujoco>").compile()
-            np.testing.assert_allclose(copied.cam_pos[0], _frame(data, camera)[0], atol=1e-3)
+            copied = mujoco.MjSpec.from_string(f"<mujoco><worldbody>{simulate}</worldbody></mujoco>")
+            np.testing.assert_allclose(copied.compile().cam_pos[0], _frame(data, camera)[0], atol=1e-3)
 
 
 def _simulates_copy_camera(scene) -> str:
