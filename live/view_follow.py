@@ -31,6 +31,10 @@ from mathutils import Matrix, Vector
 from . import viewport
 
 FREE, TRACK, CAMERA = "FREE", "TRACK", "CAMERA"
+# metres in front of a model camera's eye that the view turns about: short, so the eye
+# Blender draws from (its centre plus the distance, in single precision) stays within
+# 1e-6 of cam_xpos (the user's own distance would put it ~1e-6 off at ~15 m)
+CAMERA_PIVOT = 0.1
 
 
 # ------------------------------------------------------- MuJoCo's cameras
@@ -142,8 +146,8 @@ class Follow:
                 view.view_perspective = "PERSP"
             area.spaces.active.lens = camera_lens(float(shot.model.cam_fovy[self.target]), width, height)
             turn = Matrix(rotation.tolist()).to_quaternion()
-            view.view_rotation = turn
-            view.view_location = Vector(tuple(eye)) - turn @ Vector((0.0, 0.0, view.view_distance))
+            view.view_rotation, view.view_distance = turn, CAMERA_PIVOT
+            view.view_location = Vector(tuple(eye)) - turn @ Vector((0.0, 0.0, CAMERA_PIVOT))
         area.tag_redraw()
         return True
 

@@ -121,8 +121,13 @@ def test_model_cameras_are_mujocos_fixed_cameras(falling):
         assert _bits(eye, headpos)
         assert _bits(rotation[:, 0], right) and _bits(rotation[:, 1], up) and _bits(rotation[:, 2], -forward)
         # as the view keeps it (a single-precision quaternion): within 1e-6
-        kept = np.array(Matrix(rotation.tolist()).to_quaternion().to_matrix())
+        turn = Matrix(rotation.tolist()).to_quaternion()
+        kept = np.array(turn.to_matrix())
         assert np.abs(kept - rotation).max() < 1e-6
+        # the eye Blender draws from: its centre (single precision) plus the pivot distance
+        centre = Vector(tuple(eye)) - turn @ Vector((0.0, 0.0, view_follow.CAMERA_PIVOT))
+        drawn = centre + turn @ Vector((0.0, 0.0, view_follow.CAMERA_PIVOT))
+        assert np.abs(np.array(drawn) - headpos).max() < 1e-6
         # in the moved root's world: MuJoCo's eye moved by it
         world = np.array(running.binding.world)
         eye, rotation = view_follow.camera_view(shot, world, index)

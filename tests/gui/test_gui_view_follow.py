@@ -1,0 +1,78 @@
+"""The 3D view following the simulation in Blender's real user interface
+(tests/gui/view_follow.py): Track keeps the view's centre on the falling ball's
+subtree_com (= its xpos: one free sphere) within 1e-6 in every frame shown, its
+turn and distance the user's; View Through Camera draws with the model camera's
+pose and vertical field of view; Free gives the view back; Copy Camera copies the
+eye; the Screenshot key writes the region, overlays included, as the X server
+shows it."""
+
+import re
+
+import numpy as np
+import pytest
+from gui_blender import leftover_processes, run_reporting_script
+
+from mjblend.engine import png
+from mjblend.live import view_follow
+
+
+@pytest.fixture(scope="module")
+def followed(tmp_path_factory):
+    return run_reporting_script(tmp_path_factory, "view_follow.py")
+
+
+@pytest.mark.gui
+def test_track_keeps_the_view_on_the_falling_body(followed):
+    proc, report, folder = followed
+    assert "Traceback" not in proc.stderr and report["errors"] == [], proc.stderr[-3000:]
+    assert report["track"] == ["FINISHED"]
+    frames = report["tracked"]
+    assert len(frames) > 10, frames
+    assert len({f["frame"] for f in frames}) == len(frames)  # (each shown frame once)
+    for f in frames:
+        assert np.abs(np.subtract(f["view"], f["com"])).max() < 1e-6, f
+        assert np.abs(np.subtract(f["view"], f["xpos"])).max() < 1e-6, f
+    heights = [f["view"][2] for f in frames]
+    assert heights[0] - min(heights) > 1.0, heights  # it followed the fall (2 m down to the floor)
+    assert report["ball_end"][2] < 0.11
+    assert report["rotation_kept"] and report["distance_kept"]  # (MuJoCo's tracking never turns)
+    assert leftover_processes(folder) == []
+
+
+@pytest.mark.gui
+def test_a_model_camera_and_free(followed):
+    _proc, report, _folder = followed
+    assert report["camera"] == ["FINISHED"]
+    through = report["through"]
+    assert through["perspective"] == "PERSP"
+    np.testing.assert_allclose(through["eye"], through["cam_eye"], atol=1e-6)
+    np.testing.assert_allclose(through["axes"], through["cam_axes"], atol=1e-6)
+    width, height = through["region"]
+    assert through["lens"] == pytest.approx(view_follow.camera_lens(through["fovy"], width, height), abs=1e-4)
+    assert report["free"] == ["FINISHED"] and report["free_again"] is False
+    assert report["after"] == report["before"]  # the view's own pose back, exactly
+
+
+@pytest.mark.gui
+def test_copy_camera(followed):
+    _proc, report, _folder = followed
+    assert report["copy"] == ["FINISHED"]
+    found = re.fullmatch(r'<camera pos="([^"]+)" xyaxes="([^"]+)"/>\n', report["copied"])
+    assert found, report["copied"]
+    pos, axes = (np.array(group.split(), float) for group in found.groups())
+    expected = report["copy_expected"]
+    np.testing.assert_allclose(pos, expected["pos"], atol=6e-4)
+    np.testing.assert_allclose(axes, expected["x"] + expected["y"], atol=6e-4)
+
+
+@pytest.mark.gui
+def test_the_screenshot_key_writes_the_region_with_its_overlays(followed):
+    _proc, report, folder = followed
+    assert report["shots"] == ["mujoco_screenshot_001.png", "mujoco_screenshot_002.png"]
+    bare, shot = (png.read(str(folder / name)) for name in report["shots"])
+    grab = png.read(str(folder / "grab.png"))
+    width, height = report["region"]
+    assert shot.shape == grab.shape == (height, width, 3)
+    difference = np.abs(shot.astype(int) - grab.astype(int))
+    assert difference.max() <= 3, (difference.max(), np.count_nonzero(difference.max(axis=2) > 3))
+    assert (shot != bare).any(axis=2).sum() > 20  # the overlays (contacts, centres of mass) are in it
