@@ -303,47 +303,78 @@ class Tracking:
 
 
 class Capture:
-    """A screenshot asked of a 3D view: the view's next draw reads its pixels
-    (capture_drawn, from the overlay's POST_PIXEL callback, after every overlay) and
-    sets `done`. No operator: one called with a context override while the bridge's
-    threads run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked),
-    and Blender 5.2's screenshot operators save black frames under Xvfb."""
+    """A screenshot asked of a 3D view: the view's next draw reads its pixels and sets
+    `done`. No operator: one called with a context override while the bridge's threads
+    run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
+    Blender 5.2's screenshot operators save black frames under Xvfb.
 
-    def __init__(self, region):
+    Two readings: the region's own framebuffer from the overlay's POST_PIXEL callback,
+    after every overlay (`capture_drawn`; the bridge's: it needs no mouse, but Blender 5
+    composites the scene's shading with the overlays later, so solid surfaces read
+    as the overlay layer has them), or, `composited`, the window's back buffer once
+    the region is composited into it, colour managed, as the screen shows it
+    (`capture_composited`, a window-manager paint cursor: Blender draws those for the
+    region under the mouse only)."""
+
+    def __init__(self, region, composited: bool = False):
         self.region = region.as_pointer()
-        self.size = (region.width, region.height)
+        self.composited = composited
         self.done = threading.Event()
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
 
 
-def ask_capture(owner, area) -> Capture:
+def ask_capture(owner, area, composited: bool = False) -> Capture:
     """A capture of `area`'s next draw, kept by scene session `owner` until then (the
     area is tagged for a redraw)."""
-    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
+    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"), composited)
     owner.captures.append(capture)
     area.tag_redraw()
     return capture
 
 
-def capture_drawn() -> None:
-    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots any
-    scene session asked of it (its bridge's clients, or the user's Screenshot)."""
-    from . import scene_session
+def _waiting(composited: bool) -> list:
+    from . import scene_session  # (it imports the simulation, which imports this module)
 
-    waiting = [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures]
-    if not waiting:
-        return
-    region = bpy.context.region
-    pointer = region.as_pointer()
-    pixels = None
+    return [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures
+            if c.composited == composited]
+
+
+def _answer(waiting, region, read) -> None:
+    """The captures of `region` among `waiting` answered with `read()`'s pixels (read once)."""
+    pointer, pixels = region.as_pointer(), None
     for owner, capture in waiting:
         if capture.region != pointer:
             continue
         if pixels is None:
-            pixels = read_region(region)
+            pixels = read()
         owner.captures.remove(capture)
         capture.pixels = pixels
         capture.done.set()
+
+
+def capture_drawn() -> None:
+    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots any
+    scene session asked of it (its bridge's clients)."""
+    waiting = _waiting(False)
+    if waiting:
+        region = bpy.context.region
+        _answer(waiting, region, lambda: read_region(region))
+
+
+def capture_composited() -> None:
+    """(A window-manager paint cursor, while a composited capture waits) The 3D view
+    regions of the window being drawn, as composited into its back buffer, for the
+    captures that asked for them (the regions laid over the view, its header, toolbar
+    and sidebar, are blended in after the paint cursors: they are not in it)."""
+    waiting = _waiting(True)
+    window = bpy.context.window
+    if not waiting or window is None:
+        return
+    for area in window.screen.areas:
+        if area.type == "VIEW_3D":
+            for region in area.regions:
+                if region.type == "WINDOW":
+                    _answer(waiting, region, lambda r=region: read_region(r, (r.x, r.y)))
 
 
 def release_captures(captures: list) -> None:
@@ -352,12 +383,13 @@ def release_captures(captures: list) -> None:
         captures.pop().done.set()
 
 
-def read_region(region) -> np.ndarray:
-    """(height, width, 4) uint8 of the region's framebuffer now (in a draw callback), row 0 at the top."""
+def read_region(region, origin=(0, 0)) -> np.ndarray:
+    """(height, width, 4) uint8 of the region's pixels in the framebuffer drawn now (in a
+    draw callback; `origin`: where the region starts in it), row 0 at the top."""
     import gpu
 
     width, height = region.width, region.height
-    buffer = gpu.state.active_framebuffer_get().read_color(0, 0, width, height, 4, 0, "UBYTE")
+    buffer = gpu.state.active_framebuffer_get().read_color(*origin, width, height, 4, 0, "UBYTE")
     try:
         pixels = np.asarray(buffer, dtype=np.uint8)
     except (TypeError, ValueError):  # (a Blender whose gpu.types.Buffer has no buffer protocol)

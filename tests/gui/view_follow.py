@@ -11,7 +11,8 @@ floor, its model root moved and turned; the largest 3D view drawn cheaply.
 3. Free: the view's pose back; Copy Camera's clipboard text.
 4. The Screenshot key (Shift+Alt+P, the real key, the mouse over the view), with
    the overlays off then on: the PNGs written beside the saved .blend, then the
-   region read from the X server after one more draw (gui_x11.grab).
+   region read from the X server after one more draw (gui_x11.grab), and where
+   the regions laid over the view (header, toolbar) are in it.
 """
 
 import importlib
@@ -101,11 +102,11 @@ def steps():
         if follow is not None and follow.mode == view_follow.TRACK and shot.model is model:
             w = np.array(world)
             frames.append({"frame": shot.frame, "time": shot.time, "view": list(view.view_location),
-                           "com": list(w[:3, :3] @ shot.subtree_com[ball] + w[:3, 3]),
-                           "xpos": list(w[:3, :3] @ shot.xpos[ball] + w[:3, 3])})
+                           "com": (w[:3, :3] @ shot.subtree_com[ball] + w[:3, 3]).tolist(),
+                           "xpos": (w[:3, :3] @ shot.xpos[ball] + w[:3, 3]).tolist()})
     view_follow.shown = recording
     report["tracked_start"] = list(view.view_location)
-    report["ball_start"] = list(running.latest.xpos[ball])
+    report["ball_start"] = running.latest.xpos[ball].tolist()
     play_invoke()
     start = time.perf_counter()
     while running.latest.time < 1.2 and time.perf_counter() - start < 20.0:
@@ -113,7 +114,7 @@ def steps():
     bpy.ops.mujoco.pause()
     yield 0.3
     view_follow.shown = original
-    report["ball_end"] = list(running.latest.xpos[ball])
+    report["ball_end"] = running.latest.xpos[ball].tolist()
     report["rotation_kept"] = list(view.view_rotation) == report["before"]["rotation"]
     report["distance_kept"] = view.view_distance == report["before"]["distance"]
 
@@ -125,9 +126,9 @@ def steps():
     yield 0.3
     shot = running.latest
     world = np.array(running.binding.world)
-    drawn = np.array(view.view_matrix.inverted())
-    report["through"] = {"eye": list(drawn[:3, 3]), "axes": drawn[:3, :3].tolist(),
-                         "cam_eye": list(world[:3, :3] @ shot.cam_xpos[0] + world[:3, 3]),
+    drawn = np.array(view.view_matrix.inverted(), float)
+    report["through"] = {"eye": drawn[:3, 3].tolist(), "axes": drawn[:3, :3].tolist(),
+                         "cam_eye": (world[:3, :3] @ shot.cam_xpos[0] + world[:3, 3]).tolist(),
                          "cam_axes": (world[:3, :3] @ shot.cam_xmat[0].reshape(3, 3)).tolist(),
                          "lens": area.spaces.active.lens, "fovy": float(shot.model.cam_fovy[0]),
                          "region": [region.width, region.height], "perspective": view.view_perspective}
@@ -140,9 +141,9 @@ def steps():
     yield 0.3
     with physics_parked(running), bpy.context.temp_override(**override):
         report["copy"] = sorted(bpy.ops.mujoco.copy_camera())
-    eye = np.linalg.inv(world) @ np.array(view.view_matrix.inverted())
+    eye = np.linalg.inv(world) @ np.array(view.view_matrix.inverted(), float)
     report["copied"] = bpy.context.window_manager.clipboard
-    report["copy_expected"] = {"pos": list(eye[:3, 3]), "x": list(eye[:3, 0]), "y": list(eye[:3, 1])}
+    report["copy_expected"] = {"pos": eye[:3, 3].tolist(), "x": eye[:3, 0].tolist(), "y": eye[:3, 1].tolist()}
 
     # 4. the Screenshot key, overlays off then on
     overlays = scene.mujoco_overlays
@@ -159,6 +160,10 @@ def steps():
     gui_x11.save_png(os.path.join(FOLDER, "grab.png"),
                      gui_x11.grab(gui_x11.blender_x_window(), region.x, top, region.width, region.height))
     report["region"] = [region.width, region.height]
+    # the regions Blender lays over the view (header, toolbar...): rows and columns of the region's picture
+    top_of = region.y + region.height
+    report["laid_over"] = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
+                           for r in area.regions if r.type != "WINDOW" and r.width > 1 and r.height > 1]
     report["shots"] = sorted(f for f in os.listdir(FOLDER) if f.startswith("mujoco_screenshot_"))
     bpy.ops.mujoco.stop()
     yield 0.3
