@@ -361,8 +361,9 @@ def capture_drawn() -> None:
         _answer(waiting, region, lambda: read_region(region))
 
 
-def capture_composited() -> None:
-    """(A window-manager paint cursor, while a composited capture waits) The 3D view
+def capture_composited(*_cursor) -> None:
+    """(A window-manager paint cursor, while a composited capture waits; `_cursor`: the
+    mouse position Blender passes) The 3D view
     regions of the window being drawn, as composited into its back buffer, for the
     captures that asked for them (the regions laid over the view, its header, toolbar
     and sidebar, are blended in after the paint cursors: they are not in it)."""
