@@ -28,6 +28,7 @@ import math
 import numpy as np
 from mathutils import Matrix, Vector
 
+from ..scan import scene_scan
 from . import viewport
 
 FREE, TRACK, CAMERA = "FREE", "TRACK", "CAMERA"
@@ -109,12 +110,18 @@ def camera_text_of(area, scene, world: np.ndarray) -> str:
 
 class Follow:
     """The 3D view `area` following body or camera `target` (`mode` TRACK or CAMERA);
-    `saved` is the view's pose before it followed (FREE puts it back)."""
+    `saved` is the view's pose before it followed (FREE puts it back). A view
+    looking through a Blender camera (`camera`: the scene's, not one of a model)
+    tracks by moving that camera: it goes along with the tracked point from where
+    it was, never turning."""
 
-    def __init__(self, area, mode: str, target: int, name: str = ""):
+    def __init__(self, area, mode: str, target: int, name: str = "", camera=None):
         self.area = area.as_pointer()  # (an area is found again by it: a closed one is never touched)
         self.mode, self.target, self.name = mode, target, name
         self.saved = _pose_of(area)
+        self.camera = camera
+        self.camera_saved = camera.matrix_world.copy() if camera is not None else None
+        self.start_point = None  # (the tracked point when the camera started following it)
 
     def find_area(self):
         import bpy
@@ -136,7 +143,11 @@ class Follow:
         if self.mode == TRACK:
             if self.target >= shot.model.nbody:
                 return False
-            view.view_location = Vector(tuple(tracked_point(shot, world, self.target)))
+            point = tracked_point(shot, world, self.target)
+            if self.camera is not None:
+                self._move_camera(point)
+            else:
+                view.view_location = Vector(tuple(point))
         else:
             if self.target >= shot.model.ncam:
                 return False
@@ -151,8 +162,20 @@ class Follow:
         area.tag_redraw()
         return True
 
+    def _move_camera(self, point: np.ndarray) -> None:
+        if self.start_point is None:
+            self.start_point = point
+        moved = self.camera_saved.copy()
+        moved.translation = self.camera_saved.translation + Vector(tuple(point - self.start_point))
+        self.camera.matrix_world = moved
+
     def restore(self) -> None:
-        """The view back as it was before following."""
+        """The view (and a camera it moved) back as it was before following."""
+        if self.camera is not None:
+            try:
+                self.camera.matrix_world = self.camera_saved
+            except ReferenceError:  # (the camera was deleted)
+                pass
         area = self.find_area()
         if area is not None:
             _set_pose(area, self.saved)
@@ -185,14 +208,18 @@ def _set_pose(area, pose) -> None:
 
 def start(owner, area, mode: str, target: int, name: str = "") -> Follow:
     """The view `area` follows `target` from now on (the scene's simulation's latest
-    snapshot shown at once); a view already following keeps its saved pose."""
+    snapshot shown at once); a view already following keeps its saved pose. Tracking
+    in a view through the scene's camera moves that camera, unless it belongs to a
+    model (the simulation would take the move as an edit): then the view leaves it."""
     before = owner.follow
-    follow = Follow(area, mode, target, name)
-    if before is not None and before.area == follow.area:
-        follow.saved = before.saved
-    elif before is not None:
+    if before is not None:
         before.restore()
-    if mode == TRACK and follow.saved[3] == "CAMERA":  # (a view through the scene camera never moves)
+    through = area.spaces.active.region_3d.view_perspective == "CAMERA"
+    camera = owner.scene.camera if mode == TRACK and through else None
+    if camera is not None and scene_scan.model_of(camera) is not None:
+        camera = None
+    follow = Follow(area, mode, target, name, camera)  # (the view's own pose: `before` put it back)
+    if through and camera is None:  # (the view through a camera moves only with it)
         area.spaces.active.region_3d.view_perspective = "PERSP"
     owner.follow = follow
     live = owner.simulation

@@ -13,6 +13,9 @@ floor, its model root moved and turned; the largest 3D view drawn cheaply.
    the overlays off then on: the PNGs written beside the saved .blend, then the
    region read from the X server after one more draw (gui_x11.grab), and where
    the regions laid over the view (header, toolbar) are in it.
+5. Reset, a Blender camera as the scene's, the view through it, Track and Play:
+   the camera's position each shown frame against the tracked point; Free puts
+   the camera back.
 """
 
 import importlib
@@ -165,6 +168,45 @@ def steps():
     report["laid_over"] = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
                            for r in area.regions if r.type != "WINDOW" and r.width > 1 and r.height > 1]
     report["shots"] = sorted(f for f in os.listdir(FOLDER) if f.startswith("mujoco_screenshot_"))
+
+    # 5. Track in a view through a Blender camera: the camera goes along with the ball
+    overlays.contact_points = overlays.com = False
+    with physics_parked(running):
+        bpy.ops.mujoco.reset()
+    yield 0.3
+    camera = bpy.data.objects.new("Watcher", bpy.data.cameras.new("Watcher"))
+    scene.collection.objects.link(camera)
+    camera.location, camera.rotation_euler = (2.0, -3.0, 1.5), (1.3, 0.0, 0.6)
+    scene.camera = camera
+    view.view_perspective = "CAMERA"
+    bpy.context.view_layer.update()
+    camera_before = [list(row) for row in camera.matrix_world]
+    moved = report["camera_tracked"] = []
+
+    def recording_camera(owner, shot, world, model):
+        original(owner, shot, world, model)
+        follow = owner.follow
+        if follow is not None and follow.camera is not None and shot.model is model:
+            w = np.array(world)
+            moved.append({"frame": shot.frame, "camera": list(camera.matrix_world.translation),
+                          "com": (w[:3, :3] @ shot.subtree_com[ball] + w[:3, 3]).tolist()})
+    view_follow.shown = recording_camera
+    bpy.context.view_layer.objects.active = ball_object
+    with physics_parked(running), bpy.context.temp_override(**override):
+        report["camera_track"] = sorted(bpy.ops.mujoco.view_track())
+    play_invoke()
+    start = time.perf_counter()
+    while running.latest.time < 1.0 and time.perf_counter() - start < 20.0:
+        yield 0.1
+    bpy.ops.mujoco.pause()
+    yield 0.3
+    view_follow.shown = original
+    report["camera_perspective"] = view.view_perspective
+    report["camera_turn"] = [list(r) for r in camera.matrix_world.to_3x3()]
+    with physics_parked(running), bpy.context.temp_override(**override):
+        bpy.ops.mujoco.view_free()
+    report["camera_before"] = camera_before
+    report["camera_after"] = [list(row) for row in camera.matrix_world]
     bpy.ops.mujoco.stop()
     yield 0.3
 
