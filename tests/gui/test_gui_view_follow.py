@@ -46,6 +46,7 @@ def test_track_keeps_the_view_on_the_falling_body(followed):
 def test_track_moves_a_blender_camera_the_view_looks_through(followed):
     _proc, report, _folder = followed
     assert report["camera_track"] == ["FINISHED"] and report["camera_perspective"] == "CAMERA"
+    assert "view: TRACK" in report["drawn"]  # the sidebar's View sub-panel drew, tracking
     moved = report["camera_tracked"]
     assert len(moved) >= 4, moved
     first = moved[0]

@@ -30,7 +30,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gui_x11  # noqa: E402
 from gui_mouse import blender_window, region_xy  # noqa: E402
-from gui_script import ADDON, RESULT, overlay_view, physics_parked, play_invoke, report, run_steps, view3d  # noqa: E402
+from gui_script import (ADDON, RESULT, open_sidebar_tab, overlay_view, physics_parked, play_invoke,  # noqa: E402
+                        record_draws, report, run_steps, view3d)
 
 FOLDER = os.path.dirname(RESULT)
 BALL = """<mujoco model="drop"><option timestep="0.002"/><worldbody>
@@ -203,6 +204,12 @@ def steps():
     view_follow.shown = original
     report["camera_perspective"] = view.view_perspective
     report["camera_turn"] = [list(r) for r in camera.matrix_world.to_3x3()]
+    # the sidebar's View sub-panel draws (while tracking: its "Tracking" line too)
+    record_draws(bpy.types.MJBLEND_PT_view,
+                 lambda context: f"view: {getattr(scene_session.of(context.scene).follow, 'mode', 'FREE')}")
+    area.spaces.active.show_region_ui = True
+    yield 0.5
+    yield from open_sidebar_tab(window, area, "MJBLEND_PT_view")
     with physics_parked(running), bpy.context.temp_override(**override):
         bpy.ops.mujoco.view_free()
     report["camera_before"] = camera_before
