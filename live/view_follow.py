@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 
+import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
@@ -69,6 +70,13 @@ def fixed_frame(shot, camera: int) -> tuple:
     mat = shot.cam_xmat[camera]
     return (shot.cam_xpos[camera].copy(), np.array([-mat[2], -mat[5], -mat[8]]),
             np.array([mat[1], mat[4], mat[7]]), np.array([mat[0], mat[3], mat[6]]))
+
+
+def camera_view(shot, world: np.ndarray, camera: int) -> tuple:
+    """(eye, view rotation) in Blender's world of model camera `camera`: cam_xmat's
+    columns are a view's (right, up, back)."""
+    mat = shot.cam_xmat[camera].reshape(3, 3)
+    return world[:3, :3] @ shot.cam_xpos[camera] + world[:3, 3], world[:3, :3] @ mat
 
 
 def camera_lens(fovy: float, width: int, height: int) -> float:
@@ -124,8 +132,6 @@ class Follow:
         self.start_point = None  # (the tracked point when the camera started following it)
 
     def find_area(self):
-        import bpy
-
         for window in bpy.context.window_manager.windows:
             for area in window.screen.areas:
                 if area.as_pointer() == self.area and area.type == "VIEW_3D":
@@ -180,13 +186,6 @@ class Follow:
         if area is not None:
             _set_pose(area, self.saved)
             area.tag_redraw()
-
-
-def camera_view(shot, world: np.ndarray, camera: int) -> tuple:
-    """(eye, view rotation) in Blender's world of model camera `camera`: cam_xmat's
-    columns are a view's (right, up, back)."""
-    mat = shot.cam_xmat[camera].reshape(3, 3)
-    return world[:3, :3] @ shot.cam_xpos[camera] + world[:3, 3], world[:3, :3] @ mat
 
 
 def _pose_of(area) -> tuple:
