@@ -8,7 +8,7 @@ import bpy
 
 from ..authoring import edits
 from ..components import camera_preview_settings, overlay_settings, plot_settings, properties, scene_settings
-from ..live import simulation_settings
+from ..live import file_watch, simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
                          perturb, randomization as randomization_operators,
@@ -47,7 +47,7 @@ MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_p
            simulation_settings, _Classes(plot_operators.CLASSES), plot_draw, camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, menus, add_menu, handlers, keymaps, overlay_draw, debug_draw, edits,
-           serve, batch_export, dataset_command)
+           serve, batch_export, dataset_command, file_watch)
 
 
 def register():

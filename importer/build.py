@@ -111,8 +111,10 @@ def start_load(filepath: str, threaded: bool = False, limits_=None) -> mujoco_lo
 
 
 def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
-                  progress: Callable[[float], None] | None = None) -> ImportResult:
-    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind."""
+                  progress: Callable[[float], None] | None = None,
+                  builder: type | None = None) -> ImportResult:
+    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind.
+    `builder`: a Builder subclass (importer/reload.py's staging build), else Builder."""
     filepath = job.source.path
     try:
         spec, model, data, warnings = job.outcome()
@@ -120,8 +122,8 @@ def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
         raise ImportFailed(f"{job.label}: {error}") from None
     with transaction(), changes.quiet():  # the import sets `own` itself
         try:
-            result = Builder(spec, model, data, job.source, filepath, scene,
-                             progress or (lambda f: None)).build()
+            result = (builder or Builder)(spec, model, data, job.source, filepath, scene,
+                                          progress or (lambda f: None)).build()
         except ImportFailed:
             raise
         except Exception as error:  # a bug or an unsupported construct: still a clean failure
