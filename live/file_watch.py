@@ -37,9 +37,9 @@ def reload_in_place(scene, root, prefs: preferences.Settings = preferences.DEFAU
     (live/simulation.py's recompile); ImportFailed when MuJoCo refuses the file."""
     live = scene_session.simulation(scene)
     result = reload.reload_model(scene, root, prefs, before_change=live.restore if live is not None else None)
-    session = scene_session.existing(scene)
-    if session is not None:
-        session.scans.entries.pop(root.as_pointer(), None)  # scanned afresh
+    owner = scene_session.existing(scene)
+    if owner is not None:
+        owner.scans.entries.pop(root.as_pointer(), None)  # scanned afresh
     if live is not None and not live.ended:
         result.simulation = live.compile(edited=True)
         if not result.simulation:
@@ -108,10 +108,10 @@ def watch_of(scene) -> FileWatch | None:
     """The scene's watch while Follow File is on (made when first asked)."""
     if not scene.mujoco_simulation.follow_file:
         return None
-    session = scene_session.of(scene)
-    if session.file_watch is None:
-        session.file_watch = FileWatch(scene, preferences.settings(bpy.context))
-    return session.file_watch
+    owner = scene_session.of(scene)
+    if owner.file_watch is None:
+        owner.file_watch = FileWatch(scene, preferences.settings(bpy.context))
+    return owner.file_watch
 
 
 def _tick():
@@ -133,9 +133,9 @@ def follow_changed(scene) -> None:
     if scene.mujoco_simulation.follow_file:
         watch_of(scene)
     else:
-        session = scene_session.existing(scene)
-        if session is not None:
-            session.file_watch = None
+        owner = scene_session.existing(scene)
+        if owner is not None:
+            owner.file_watch = None
 
 
 def register():
