@@ -351,8 +351,9 @@ class Reconcile:
     def _take(self, kept, staged, is_root: bool):
         """`kept` (the old object) becomes what `staged` is, staying the same datablock."""
         _copy_group(kept.mujoco, staged.mujoco)
-        for key in staged.keys():  # the import's raw keys (its MuJoCo order)
-            kept[key] = staged[key]
+        for key in staged.keys():  # the import's raw keys (its MuJoCo order); not the property
+            if not hasattr(staged[key], "to_dict"):  # groups Blender < 5.0 lists here too
+                kept[key] = staged[key]
         if is_root:  # the root stays where the user put it (the model's world frame)
             kept.empty_display_size = staged.empty_display_size
             return
