@@ -77,11 +77,12 @@ def reload_model(scene, root, prefs: preferences.Settings = preferences.DEFAULTS
     class Staging(StagingBuilder):
         freed_names = {o.name for o in _model_objects(root)}
 
+    old_world = scene.world  # (the build sets the model's skybox as the scene's world)
     staged = build.import_loaded(job, scene, builder=Staging)  # ImportFailed: nothing touched
     if before_change is not None:
         before_change()
     with changes.quiet():
-        result = Reconcile(scene, root, staged).run()
+        result = Reconcile(scene, root, staged, old_world).run()
     result.warnings = staged.warnings
     result.watched = watched_files(root)
     for view_layer in scene.view_layers:
@@ -226,13 +227,13 @@ def content(block) -> tuple:
         return head + (mujoco_meshes.mesh_signature(block), materials)
     if isinstance(block, bpy.types.Image):
         return head + (tuple(block.size), str(block.mujoco.texture.get(SIGNATURE, "")))
-    if isinstance(block, bpy.types.Material):
-        images = tuple(sorted(_plain(n.image) for n in (block.node_tree.nodes if block.node_tree else ())
-                              if getattr(n, "image", None) is not None))
+    if isinstance(block, (bpy.types.Material, bpy.types.World)):  # (a world: the skybox)
+        nodes = block.node_tree.nodes if block.node_tree else ()
+        images = tuple(sorted(_plain(n.image) for n in nodes if getattr(n, "image", None) is not None))
         inputs = tuple((n.name, tuple((s.identifier, _plain(getattr(s, "default_value", None)))
-                                      for s in n.inputs if not s.is_linked))
-                       for n in (block.node_tree.nodes if block.node_tree else ()))
-        return head + (tuple(block.diffuse_color), images, inputs, _rna_values(block))
+                                      for s in n.inputs if not s.is_linked)) for n in nodes)
+        return head + (tuple(block.diffuse_color) if hasattr(block, "diffuse_color") else (), images, inputs,
+                       _rna_values(block))
     if isinstance(block, bpy.types.Curve):
         points = tuple(tuple(p.co) for s in block.splines for p in s.points)
         return head + (points, _rna_values(block), tuple(_plain(m) for m in block.materials))
@@ -300,15 +301,16 @@ def _unused(block) -> bool:
 class Reconcile:
     """The staged import merged into the old model (see the module's docstring)."""
 
-    def __init__(self, scene, root, staged):
-        self.scene, self.root, self.staged = scene, root, staged
+    def __init__(self, scene, root, staged, old_world=None):
+        self.scene, self.root, self.staged, self.old_world = scene, root, staged, old_world
         self.result = ReloadResult(root)
 
     def run(self) -> ReloadResult:
         root, staged_root = self.root, self.staged.root
         old_data = _used_data(root)
-        old_world = self.scene.world
+        old_world = self.old_world
         self._keep_same_data(root, staged_root)
+        self._keep_same_world()
         staged_data = _used_data(staged_root)
         old = identities(root)
         new = identities(staged_root)
@@ -347,6 +349,13 @@ class Reconcile:
             if same is not None and same is not block:
                 block.user_remap(same)
                 _remove(block)
+
+    def _keep_same_world(self):
+        """The skybox world the build made, when the old one shows the same: the old one."""
+        new, old = self.scene.world, self.old_world
+        if new is not None and old is not None and new is not old and content(new) == content(old):
+            self.scene.world = old
+            bpy.data.worlds.remove(new)
 
     def _take(self, kept, staged, is_root: bool):
         """`kept` (the old object) becomes what `staged` is, staying the same datablock."""

@@ -9,6 +9,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
+from helpers import CORPUS, needs_corpus
 from test_scan import model_differences
 
 from mjblend.importer import build, reload
@@ -63,9 +64,14 @@ def model_files(tmp_path):
 
 
 def element_blocks(root):
-    """{identity: (object pointer, data pointer)} of every element of the model."""
-    return {key: (obj.as_pointer(), obj.data.as_pointer() if obj.data is not None else 0)
+    """{identity: (object pointer, data pointer, material pointers)} of every element."""
+    return {key: (obj.as_pointer(), obj.data.as_pointer() if obj.data is not None else 0,
+                  tuple(s.material.as_pointer() for s in obj.material_slots if s.material is not None))
             for key, obj in reload.identities(root).items()}
+
+
+def asset_blocks(root):
+    return sorted(item.block.as_pointer() for item in root.mujoco.model.assets)
 
 
 def check_compiles_as_mujoco(root, path):
@@ -105,6 +111,7 @@ def test_an_edit_of_the_file_updates_the_scene_in_place(edit, clean_scene, model
     for key in changed:
         assert after[key][0] == before[key][0], f"{key}: the object itself must stay"
         assert after[key][1] != before[key][1], f"{key}: shows new data"
+        assert after[key][2] == before[key][2], f"{key}: its material stays"
     added, removed = set(after) - set(before), set(before) - set(after)
     assert result.added == len(added) and result.removed == len(removed)
     if edit == "new body":
@@ -118,6 +125,25 @@ def test_an_edit_of_the_file_updates_the_scene_in_place(edit, clean_scene, model
     assert [c.name for c in bpy.context.scene.collection.children] == ["reloaded"]
     assert not [o.name for o in bpy.data.objects if re.match(r".*\.\d\d\d$", o.name)]
     assert not [m.name for m in bpy.data.meshes if m.users == 0]
+
+
+# a robot with mesh and texture files, a humanoid, a flex model
+RELOADED_CORPUS = ("menagerie/franka_emika_panda/scene.xml", "mujoco_model/model/humanoid/humanoid.xml",
+                   "mujoco_model/model/flex/flag.xml")
+
+
+@needs_corpus
+@pytest.mark.parametrize("model", RELOADED_CORPUS)
+def test_reloading_an_unchanged_corpus_model_keeps_every_datablock(model, clean_scene):
+    path = os.path.join(CORPUS, model)
+    root = build.import_file(path, bpy.context.scene).root
+    before, assets = element_blocks(root), asset_blocks(root)
+    counts = {name: len(getattr(bpy.data, name)) for name in build.DATA_COLLECTIONS}
+    result = reload.reload_model(bpy.context.scene, root)
+    assert result.added == result.removed == result.replaced_data == 0
+    assert element_blocks(root) == before and asset_blocks(root) == assets
+    assert counts == {name: len(getattr(bpy.data, name)) for name in build.DATA_COLLECTIONS}
+    check_compiles_as_mujoco(root, path)
 
 
 def test_the_changed_mesh_shows_the_new_file(clean_scene, model_files):
