@@ -121,6 +121,7 @@ def _tick():
     for scene in bpy.data.scenes:
         watch = watch_of(scene)
         if watch is not None and watch.poll():
+            bpy.ops.ed.undo_push(message="Reload from File")  # (as the button's: Ctrl+Z takes it back)
             for window in bpy.context.window_manager.windows:
                 for area in window.screen.areas:
                     area.tag_redraw()
