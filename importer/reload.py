@@ -35,7 +35,6 @@ from . import build, mujoco_load, names
 from .build import ImportFailed
 
 SHARED_DATA_KINDS = ("geom", "site")  # kinds whose meshes the importer shares (primitives, mesh assets)
-DATA_TYPES = {"MESH": "meshes", "CAMERA": "cameras", "LIGHT": "lights", "CURVE": "curves"}
 
 
 @dataclass
