@@ -17,7 +17,7 @@ class MJBLEND_PT_overlays(bpy.types.Panel):
     bl_label = "MuJoCo Overlays"
     bl_space_type = "VIEW_3D"
     bl_region_type = "HEADER"
-    bl_ui_units_x = 13
+    bl_ui_units_x = 16
 
     def draw(self, context):
         layout = self.layout
