@@ -148,9 +148,19 @@ def test_flex_and_skin_objects_hide_and_show_by_group(deformable):
     assert not _hidden(patch)
     switches.flex_groups[3] = False
     assert _hidden(cloth) and not _hidden(patch)
-    # the overlays' labels follow the same switches
+    # a hidden flex's mesh is not written while it simulates; shown, it is the snapshot's at once
+    switches.flex_groups[3] = False
     running = scene_session.start_simulation(scene)
-    running.send(commands.Step(5))
+    before = [tuple(v.co) for v in cloth.data.vertices]
+    running.send(commands.Step(200))
+    running.show(force=True)
+    assert [tuple(v.co) for v in cloth.data.vertices] == before
+    switches.flex_groups[3] = True
+    shot = running.latest
+    moved = np.array([tuple(v.co) for v in cloth.data.vertices])
+    assert np.allclose(moved, shot.flexvert_xpos, atol=1e-6) and not np.allclose(moved, before, atol=1e-3)
+    # the overlays' labels follow the same switches
+    switches.flex_groups[3] = False
     switches.labels = "FLEX"
     assert overlay_layers.of_scene(scene).labels == []
     switches.flex_groups[3] = True
