@@ -16,6 +16,7 @@ from ..operators import (author, bridge as bridge_operators, groups as group_ope
 from ..operators import dataset as dataset_operators
 from ..operators import plots as plot_operators
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
+from ..ui import visual_panel
 from ..ui.overlays import debug_draw, draw as overlay_draw, popover as overlay_popover
 from ..ui.camera_preview import draw as camera_preview_draw
 from ..ui.plots import draw as plot_draw
@@ -47,7 +48,7 @@ MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_p
            simulation_settings, _Classes(plot_operators.CLASSES), plot_draw, camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, menus, add_menu, handlers, keymaps, overlay_draw, debug_draw, edits,
-           serve, batch_export, dataset_command, file_watch)
+           serve, batch_export, dataset_command, file_watch, visual_panel)
 
 
 def register():

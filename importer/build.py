@@ -488,15 +488,21 @@ class Builder:
     # -------------------------------------------------- flex, skin, others
 
     def _deformables(self):
-        """Flex and skin: mesh objects with world-space vertices, under the root."""
-        for kind, elements, make_mesh, look in (
-                ("flex", self.spec.flexes, mujoco_meshes.flex_mesh, self.looks.flex_material),
-                ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material)):
+        """Flex and skin: mesh objects with world-space vertices, under the root, hidden
+        where their group's switch is off (as geoms are)."""
+        for kind, elements, make_mesh, look, group_of in (
+                ("flex", self.spec.flexes, mujoco_meshes.flex_mesh, self.looks.flex_material,
+                 self.model.flex_group),
+                ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material,
+                 self.model.skin_group)):
+            shown = groups.visible(self.scene, kind)
             for element in elements:
                 mesh = make_mesh(self.model, self.data, element.id, element.name or kind)
                 obj = self._new_object(element.name, mesh, kind, "", self.collection)
                 obj.parent = self.root
                 set_material(obj, look(element.id))
+                if not shown[groups.clamp(int(group_of[element.id]))]:
+                    hide(obj, self.scene)
                 self._register(element, obj, kind)
 
     def _collected(self):

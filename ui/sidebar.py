@@ -145,7 +145,12 @@ class MJBLEND_PT_controls(_Readout, bpy.types.Panel):
     def draw_row(self, col, model, data, index, obj, name):
         if obj is None:
             return  # no object to hold the slider
+        # as simulate: no row for an actuator group hidden, a greyed one for a disabled group
+        group = int(model.actuator_group[index])
+        if 0 <= group < 6 and not bpy.context.scene.mujoco_overlays.actuator_groups[group]:
+            return
         row = col.row(align=True)
+        row.enabled = not (0 <= group < 31 and model.opt.disableactuator >> group & 1)
         row.prop(obj, "mujoco_ctrl", text=name)
         if model.actuator_ctrllimited[index]:
             low, high = model.actuator_ctrlrange[index]
