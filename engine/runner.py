@@ -428,10 +428,11 @@ class Runner:
         model, data = self.session.model, self.session.data
         info = infos.take(model, data, self._timer_prev)
         self._timer_prev = infos.timers(data)
+        figures = None if self._profiler is None else self._profiler.take(model, data, info)
         shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),
                               history, self._progress, step_seconds=self._stepping, plots=plotted, info=info,
                               watch=watches.read(data, self._watch_request),
-                              figures=None if self._profiler is None else self._profiler.take(model, data, info))
+                              figures=figures)
         self._stepping = 0.0
         with self._published:
             self._latest = shot
