@@ -252,3 +252,27 @@ class Profiler:
         self.size_points = self._push(self.sizes, self.size_points, size_lines(model, data))
         return Figures(islands(model, data), _frozen(self.timers[:, :self.timer_points]),
                        _frozen(self.sizes[:, :self.size_points]))
+
+
+# (title, legend, minimum x range, minimum y range): simulate's InitializeProfiler
+FIGURES = (("Counts", COUNT_LABELS, (0.0, 20.0), (0.0, 80.0)),
+           ("Convergence (log 10)", COST_LABELS, (0.0, 20.0), (-15.0, 5.0)),
+           ("CPU time (msec)", TIMER_LABELS, (-200.0, 0.0), (0.0, 0.4)),
+           ("Dimensions", SIZE_LABELS, (-200.0, 0.0), (0.0, 100.0)))
+
+
+def figure_lines(figures: Figures) -> tuple:
+    """The four figures' lines, ((colour index, xs, ys), ...) each, in FIGURES' order: the
+    solver's per island against the iteration (each island's lines in the same colours,
+    as simulate repeats them), the rings against the snapshot (0 the newest, -1 ...)."""
+    counts, costs = [], []
+    for island in figures.islands:
+        for target, group in ((counts, island.counts), (costs, island.costs)):
+            for color, line in enumerate(group):
+                if line is not None:
+                    target.append((color, np.arange(len(line), dtype=float), line))
+    rings = []
+    for ring in (figures.timers, figures.sizes):
+        x = -np.arange(ring.shape[1], dtype=float)
+        rings.append(tuple((color, x, ring[color]) for color in range(len(ring))) if ring.shape[1] else ())
+    return tuple(counts), tuple(costs), rings[0], rings[1]

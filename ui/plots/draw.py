@@ -1,4 +1,5 @@
-"""Draws the plots and the profiler line in a bottom corner of the 3D viewport
+"""Draws the plots, MuJoCo's profiler figures, the Info line and the profiler line in
+a bottom corner of the 3D viewport
 (a POST_PIXEL handler: region pixels), with Blender's `gpu` and `blf` modules.
 
 The runner builds the plots with each snapshot (engine/plots.py): this asks it
@@ -18,8 +19,9 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from ...engine import commands, plots
+from ...engine import commands, info, plots
 from ...live import profile, scene_session
+from .. import readouts
 from ..drawing import builtin_shader, text_size
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
@@ -47,12 +49,14 @@ class Layout:
     figures: tuple
     left_out: int
     profiler: tuple | None
+    info: tuple | None = None  # simulate's Info on one line, as `profiler`
 
 
 def ask(scene, running) -> plots.Request:
     """Send the scene's plot request to the simulation's runner if it has another
     (once: the next snapshots answer it). Returns the request."""
     request = scene.mujoco_plots.request()
+    readouts.ask(scene, running)  # (the watched fields and the MuJoCo figures' switch)
     shot = running.latest
     current = shot.plots.request if shot.plots is not None else plots.Request()
     if request != current and running.plot_request != request:
@@ -70,7 +74,8 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
     does not simulate."""
     running = scene_session.simulation(scene)
     settings = scene.mujoco_plots
-    if running is None or not (settings.show_plots or settings.show_profiler):
+    if running is None or not (settings.show_plots or settings.show_profiler or settings.show_info
+                               or settings.show_figures):
         return None
     shot = running.latest
     w, h, margin = WIDTH * scale, HEIGHT * scale, MARGIN * scale
@@ -81,16 +86,29 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
         edge, align = (left, "LEFT") if settings.side == "LEFT" else (left + w, "RIGHT")
         profiler = (profile.of(running).line(shot), edge, bottom + 4 * scale, align)
         bottom += PROFILER_HEIGHT * scale
+    info_line = None
+    if settings.show_info and shot.info is not None:
+        edge, align = (left, "LEFT") if settings.side == "LEFT" else (left + w, "RIGHT")
+        info_line = (readouts.info_line(running), edge, bottom + 4 * scale, align)
+        bottom += PROFILER_HEIGHT * scale
     figures = []
+    wanted = []  # (a function of the plotting area -> Figure), top to bottom
+    if settings.show_figures and shot.figures is not None:
+        for (title, labels, xrange, yrange), lines in zip(info.FIGURES, info.figure_lines(shot.figures),
+                                                          strict=True):
+            wanted.append(lambda rect, t=title, la=labels, li=lines, xr=xrange, yr=yrange:
+                          plots.figure_xy(t, la, li, rect, xr, yr))
     shown = shot.plots.series if settings.show_plots and shot.plots is not None else ()
+    for index in range(len(shown)):
+        wanted.append(lambda rect, i=index: plots.figure(str(shown[i].spec), shot.plots, i, rect))
     room = max(0, int((height - bottom - margin) // (h + GAP * scale)))
-    for index in reversed(range(min(room, len(shown)))):  # (the first channel on top)
+    for index in reversed(range(min(room, len(wanted)))):  # (the first one on top)
         frame = (left, bottom, w, h)
         rect = (left + LEFT * scale, bottom + BOTTOM * scale, w - (LEFT + RIGHT) * scale,
                 h - (BOTTOM + TITLE) * scale)
-        figures.append((frame, plots.figure(str(shown[index].spec), shot.plots, index, rect)))
+        figures.append((frame, wanted[index](rect)))
         bottom += h + GAP * scale
-    return Layout(tuple(reversed(figures)), max(0, len(shown) - room), profiler)
+    return Layout(tuple(reversed(figures)), max(0, len(wanted) - room), profiler, info_line)
 
 
 # ------------------------------------------------------------------ drawing
@@ -161,7 +179,7 @@ def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
         grid += [p for v, _ in fig.yticks for p in ((x, v), (x + w, v))]
         axes += [(x, y), (x + w, y), (x, y), (x, y + h)]
         for component, line in enumerate(fig.lines):
-            lines.setdefault(component, []).append(segments(line))
+            lines.setdefault(fig.colors[component] if fig.colors else component, []).append(segments(line))
     paint.segments(grid, GRID)
     paint.segments(axes, AXES)
     for component, pieces in lines.items():
@@ -226,8 +244,10 @@ def draw() -> None:
         frame = placed.figures[0][0]
         _text(f"{placed.left_out} more plot{'s' if placed.left_out > 1 else ''}: a taller view shows them",
               frame[0], frame[1] + frame[3] + 4 * scale, TEXT)
-    if placed.profiler is not None:
-        text, x, y, align = placed.profiler
+    for line in (placed.profiler, placed.info):
+        if line is None:
+            continue
+        text, x, y, align = line
         width = blf.dimensions(0, text)[0]
         x = x if align == "LEFT" else x - width
         paint.rects([(x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale)], BACKGROUND)
