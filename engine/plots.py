@@ -305,15 +305,16 @@ def figure_xy(title: str, labels: tuple, lines: tuple, rect: tuple, xrange: tupl
     """A figure of MuJoCo's kind (simulate's profiler): `lines` ((colour index, xs, ys), ...),
     drawn in `rect` over `xrange` and `yrange` (minimum ranges, grown to hold the data)."""
     x, y, width, height = rect
-    xs = [line[1] for line in lines]
-    ys = [line[2] for line in lines]
-    xlow, xhigh, xstep = extended(*xrange, np.concatenate(xs) if xs else (), count)
-    low, high, step = extended(*yrange, np.concatenate(ys) if ys else (), count)
-    out = []
-    for _color, px, py in lines:
-        shown = np.clip(np.nan_to_num(np.asarray(py, float), nan=low, posinf=high, neginf=low), low, high)
-        out.append(np.column_stack((x + (np.asarray(px, float) - xlow) / (xhigh - xlow) * width,
-                                    y + (shown - low) / (high - low) * height)))
+    xs = np.concatenate([line[1] for line in lines]) if lines else np.empty(0)
+    ys = np.concatenate([line[2] for line in lines]) if lines else np.empty(0)
+    xlow, xhigh, xstep = extended(*xrange, xs, count)
+    low, high, step = extended(*yrange, ys, count)
+    points = np.empty((len(xs), 2))  # (every line's points at once: a figure has up to 20 lines)
+    points[:, 0] = x + (xs - xlow) * (width / (xhigh - xlow))
+    shown = np.clip(ys, low, high)  # (infinities to the edges; NaN stays, then to the bottom)
+    shown[np.isnan(shown)] = low
+    points[:, 1] = y + (shown - low) * (height / (high - low))
+    out = np.split(points, np.cumsum([len(line[1]) for line in lines])[:-1]) if lines else []
     xticks = tuple((x + (t - xlow) / (xhigh - xlow) * width, tick_label(t, xstep))
                    for t in tick_values(xlow, xhigh, xstep))
     yticks = tuple((y + (v - low) / (high - low) * height, tick_label(v, step))
