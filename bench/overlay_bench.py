@@ -327,6 +327,8 @@ def readouts_gui_part(repeat: int) -> None:
     print(f"4. 3D view redraw without readouts {off * 1e3:6.2f} ms, with the Info line and 4 figures "
           f"{on * 1e3:6.2f} ms: {f['extra'] * 1e3:+6.2f} ms per frame ({on / off:.2f}x)  "
           f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
+    print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
+          f"{f['callback']['on'] * 1e3:.2f} ms with (the rest: the software rasterizer's fill and text)")
 
 
 def main() -> None:

@@ -100,6 +100,9 @@ def test_info_line_energy_button_and_figures(humanoid):
         for line, expected in zip(fig.lines, values, strict=True):
             assert np.allclose(line[:, 1], y + (np.clip(expected, low, high) - low) / (high - low) * h)
             assert line[:, 0].min() >= x - 1e-6 and line[:, 0].max() <= x + w + 1e-6
+    if len(counts.lines[0]) == 1:  # (one solver iteration: a short dash, not nothing)
+        dash = draw.segments(counts.lines[0])
+        assert len(dash) == 2 and dash[1, 0] - dash[0, 0] == 2 * draw.TICK and dash[0, 1] == dash[1, 1]
     assert sizes.xrange == (-200.0, 0.0)
     assert sizes.lines[0][0, 0] == pytest.approx(sizes.rect[0] + sizes.rect[2])  # (the newest at x = 0)
     assert sizes.yrange[0] <= 0.0 and sizes.yrange[1] >= 100.0  # (simulate's minimum range)

@@ -161,8 +161,15 @@ class _Painter:
         batch_for_shader(self.line, "LINES", {"pos": points}).draw(self.line)
 
 
+TICK = 4.0  # half the width of the short dash a one-point line draws (pixels)
+
+
 def segments(line: np.ndarray) -> np.ndarray:
-    """A polyline (n, 2) as line segments: (2 (n - 1), 3) float32 points, z 0."""
+    """A polyline (n, 2) as line segments: (2 (n - 1), 3) float32 points, z 0; one point
+    as a short horizontal dash (a solver that converged in one iteration still shows)."""
+    if len(line) == 1:
+        x, y = line[0]
+        return np.array([(x - TICK, y, 0.0), (x + TICK, y, 0.0)], dtype="f4")
     out = np.zeros((2 * max(len(line) - 1, 0), 3), dtype="f4")
     out[0::2, :2] = line[:-1]
     out[1::2, :2] = line[1:]
