@@ -328,7 +328,10 @@ def readouts_gui_part(repeat: int) -> None:
           f"{on * 1e3:6.2f} ms: {f['extra'] * 1e3:+6.2f} ms per frame ({on / off:.2f}x)  "
           f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
     print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
-          f"{f['callback']['on'] * 1e3:.2f} ms with (the rest: the software rasterizer's fill and text)")
+          f"{f['callback']['on'] * 1e3:.2f} ms with")
+    for config, label in (("no text", "the figures' text left out"), ("thin lines", "1-pixel lines")):
+        print(f"   with {label}: callbacks {f['callback'][config] * 1e3:.2f} ms, redraw "
+              f"{f['redraw'][config] * 1e3:.2f} ms")
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ def steps():
     commands = importlib.import_module(ADDON + ".engine.commands")
     readouts = importlib.import_module(ADDON + ".ui.readouts")
     profile = importlib.import_module(ADDON + ".live.profile")
+    plot_draw = importlib.import_module(ADDON + ".ui.plots.draw")
+    text, builtin_shader = plot_draw._text, plot_draw.builtin_shader
     scene = bpy.context.scene
     build.import_file(SCENE, scene)
     window, area, region = view3d()
@@ -50,15 +52,23 @@ def steps():
             bpy.ops.wm.redraw_timer(type="DRAW", iterations=ITERATIONS)
             return (time.perf_counter() - start) / ITERATIONS, (measured._drawn - drawn) / ITERATIONS
 
-    times = {"off": [], "on": []}
-    callback = {"off": [], "on": []}  # MJBlend's draw callbacks (overlays, the corner) inside the redraw
+    def thin(name, fallback):  # (no wide-line shader: 1-pixel GL lines)
+        return None if name.startswith("POLYLINE") else builtin_shader(name, fallback)
+
+    # the breakdown: the same figures without their text, and with 1-pixel lines
+    configs = ("off", "on", "no text", "thin lines")
+    times = {config: [] for config in configs}
+    callback = {config: [] for config in configs}  # MJBlend's draw callbacks (overlays, the corner)
     for repeat in range(REPEAT):
-        for config in (("off", "on") if repeat % 2 else ("on", "off")):
-            settings.show_info = settings.show_figures = config == "on"  # (the figures' data stay published)
+        for config in (configs if repeat % 2 else configs[::-1]):
+            settings.show_info = settings.show_figures = config != "off"  # (the figures' data stay published)
+            plot_draw._text = (lambda *_args, **_kw: None) if config == "no text" else text
+            plot_draw.builtin_shader = thin if config == "thin lines" else builtin_shader
             redraw()  # (warm)
             whole, own = redraw()
             times[config].append(whole)
             callback[config].append(own)
+    plot_draw._text, plot_draw.builtin_shader = text, builtin_shader
     extra = statistics.median([a - b for a, b in zip(times["on"], times["off"], strict=True)])
     report["figures"] = {"blender": bpy.app.version_string,
                          "redraw": {c: statistics.median(t) for c, t in times.items()},
