@@ -23,6 +23,7 @@ from ...engine import commands, info, plots
 from ...live import profile, scene_session
 from .. import readouts
 from ..drawing import builtin_shader, text_size
+from ..overlays import labels
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
 TITLE, BOTTOM, LEFT, RIGHT = 22, 16, 46, 8  # room around a figure's plotting area
@@ -34,6 +35,8 @@ BACKGROUND = (0.05, 0.05, 0.05, 0.8)
 AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
 TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
 _handles: list = []
+MUJOCO_TITLES = frozenset(figure[0] for figure in info.FIGURES)  # (their text is drawn from textures)
+_text_atlases: dict = {}  # (texts, size, colour) -> labels.Atlas or None: the MuJoCo figures' text
 
 
 def color(component: int) -> tuple:
@@ -192,24 +195,62 @@ def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
     for component, pieces in lines.items():
         paint.segments(np.concatenate(pieces), color(component), LINE_WIDTH * scale)
     text_size(TEXT_SIZE * scale)
+    batched = []
     for frame, fig in placed:
-        _figure_text(frame, fig, scale)
+        items = figure_text(frame, fig, scale)
+        if fig.title in MUJOCO_TITLES:
+            batched += items
+        else:  # (a sensor plot's ticks move every frame: a texture would be made each frame)
+            for text, x, y, rgba in items:
+                _text(text, x, y, rgba)
+    _draw_text_batched(batched, TEXT_SIZE * scale)
 
 
-def _figure_text(frame, fig: plots.Figure, scale: float) -> None:
+def figure_text(frame, fig: plots.Figure, scale: float) -> list[tuple]:
+    """A figure's texts: (text, x, y of its baseline's start, colour) each (the current blf size)."""
     x, y, w, h = fig.rect
     top = frame[1] + frame[3] - 13 * scale
-    _text(fig.title, frame[0] + 6 * scale, top, TEXT)
+    out = [(fig.title, frame[0] + 6 * scale, top, TEXT)]
     right = frame[0] + frame[2] - 6 * scale
     for component in reversed(range(len(fig.labels))):  # the legend, right-aligned
-        _text(fig.labels[component], right, top, color(component), "RIGHT")
-        right -= blf.dimensions(0, fig.labels[component])[0] + 6 * scale
+        right -= blf.dimensions(0, fig.labels[component])[0]
+        out.append((fig.labels[component], right, top, color(component)))
+        right -= 6 * scale
     if fig.error:
-        _text(fig.error[:80], x + 4 * scale, y + h / 2, ERROR)
+        out.append((fig.error[:80], x + 4 * scale, y + h / 2, ERROR))
     for value, label in fig.yticks:
-        _text(label, x - 4 * scale, value - 4 * scale, TEXT, "RIGHT")
+        out.append((label, x - 4 * scale - blf.dimensions(0, label)[0], value - 4 * scale, TEXT))
     for at, label in fig.xticks:
-        _text(label, at, frame[1] + 3 * scale, TEXT, "CENTER")
+        out.append((label, at - blf.dimensions(0, label)[0] / 2, frame[1] + 3 * scale, TEXT))
+    return out
+
+
+def _draw_text_batched(items: list, size: float) -> None:
+    """Texts that rarely change (the MuJoCo figures': fixed titles and legends, ticks that
+    change only when a range grows) from textures, one draw call per colour
+    (overlays/labels.Atlas): a blf.draw costs ~0.1 ms on a software renderer, and these
+    are ~60. A new text set makes its texture once."""
+    by_color: dict = {}
+    for text, x, y, rgba in items:
+        by_color.setdefault(tuple(rgba), []).append((text, x, y))
+    for rgba, entries in by_color.items():
+        key = (tuple(entry[0] for entry in entries), size, rgba)
+        if key not in _text_atlases:
+            if len(_text_atlases) > 32:  # (old tick sets)
+                _text_atlases.clear()
+            try:
+                _text_atlases[key] = labels.Atlas(key[0], size, rgba)
+            except (ValueError, RuntimeError):
+                _text_atlases[key] = None
+        atlas = _text_atlases[key]
+        if atlas is None:
+            text_size(size)
+            for text, x, y in entries:
+                _text(text, x, y, rgba)
+        else:
+            atlas.draw(np.array([(x, y) for _text_, x, y in entries], float), np.ones(len(entries), bool))
+    gpu.state.blend_set("ALPHA")  # (Atlas.draw leaves blending off)
+    text_size(size)  # (an Atlas made now set its own)
 
 
 def insets(area, region) -> tuple[float, float]:
@@ -269,5 +310,6 @@ def register():
 
 
 def unregister():
+    _text_atlases.clear()
     while _handles:
         bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")
