@@ -329,7 +329,8 @@ def readouts_gui_part(repeat: int) -> None:
           f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
     print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
           f"{f['callback']['on'] * 1e3:.2f} ms with")
-    for config, label in (("no text", "the figures' text left out"), ("thin lines", "1-pixel lines")):
+    for config, label in (("no text", "blf's text left out (the Info line: the figures' text is textures)"),
+                          ("thin lines", "1-pixel lines")):
         print(f"   with {label}: callbacks {f['callback'][config] * 1e3:.2f} ms, redraw "
               f"{f['redraw'][config] * 1e3:.2f} ms")
 

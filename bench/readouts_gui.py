@@ -55,7 +55,8 @@ def steps():
     def thin(name, fallback):  # (no wide-line shader: 1-pixel GL lines)
         return None if name.startswith("POLYLINE") else builtin_shader(name, fallback)
 
-    # the breakdown: the same figures without their text, and with 1-pixel lines
+    # the breakdown: the same without blf's text (the Info line; the figures' text is drawn from
+    # textures), and with 1-pixel lines
     configs = ("off", "on", "no text", "thin lines")
     times = {config: [] for config in configs}
     callback = {config: [] for config in configs}  # MJBlend's draw callbacks (overlays, the corner)
