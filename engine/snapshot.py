@@ -109,6 +109,10 @@ class Snapshot:
     progress: tuple  # (steps done, steps asked) of the Step command running, or of the last one
     step_seconds: float = 0.0  # wall seconds of stepping since the snapshot before (the profiler's)
     plots: object = None  # engine.plots.Plots of the channels the views asked for (Runner.plot), or None
+    # (issue 34, readouts) simulate's Info, Watch and profiler figures:
+    info: object = None  # engine.info.Info of this state (always)
+    watch: tuple = ()  # engine.watch.read of the watched rows (Runner.watch): a float or error text each
+    figures: object = None  # engine.info.Figures while the views show them (Runner.profile), or None
 
 
 def _frozen(array) -> np.ndarray:
@@ -147,7 +151,8 @@ def contact_forces(model, data) -> np.ndarray:
 
 
 def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1),
-         progress: tuple = (0, 0), step_seconds: float = 0.0, plots=None) -> Snapshot:
+         progress: tuple = (0, 0), step_seconds: float = 0.0, plots=None, info=None, watch: tuple = (),
+         figures=None) -> Snapshot:
     """A snapshot of `session` now (on the thread that owns its data); `message`:
     (id, text) of the runner's latest message."""
     model, data = session.model, session.data
@@ -186,4 +191,5 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         mocap_pos=_frozen(data.mocap_pos), mocap_quat=_frozen(data.mocap_quat),
         sensordata=_frozen(data.sensordata), contacts=contacts,
         warnings=tuple(session.warnings()), message=message[1], message_id=message[0],
-        grab=grab, history=history, progress=progress, step_seconds=step_seconds, plots=plots)
+        grab=grab, history=history, progress=progress, step_seconds=step_seconds, plots=plots,
+        info=info, watch=watch, figures=figures)
