@@ -8,16 +8,17 @@ import bpy
 
 from ..authoring import edits
 from ..components import camera_preview_settings, overlay_settings, plot_settings, properties, scene_settings
-from ..live import simulation_settings
+from ..live import file_watch, simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
                          perturb, randomization as randomization_operators,
                          randomization_preview as preview_operators, simulate, timeline as timeline_operators)
 from ..operators import dataset as dataset_operators
 from ..operators import plots as plot_operators
+from ..operators import readouts as readout_operators
 from ..operators import view as view_operators
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
-from ..ui import view_panel
+from ..ui import readouts, view_panel, visual_panel
 from ..ui.overlays import debug_draw, draw as overlay_draw, popover as overlay_popover
 from ..ui.camera_preview import draw as camera_preview_draw
 from ..ui.plots import draw as plot_draw
@@ -42,16 +43,17 @@ class _Classes:
 OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
-             + group_operators.CLASSES + dataset_operators.CLASSES)
+             + group_operators.CLASSES + dataset_operators.CLASSES
+             + readout_operators.CLASSES)
 # (the saved property groups first, then what reacts to their edits (simulation_settings);
 # overlay_popover before sidebar: the header's Play / Pause button stays its last item)
 MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_preview_settings,
            simulation_settings, _Classes(plot_operators.CLASSES), plot_draw, camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
-           sidebar,
+           sidebar, readouts,
            _Classes(view_operators.CLASSES), view_panel,  # (the View sub-panel: after the Simulation panel)
            menus, add_menu, handlers, keymaps, overlay_draw, debug_draw, edits,
-           serve, batch_export, dataset_command)
+           serve, batch_export, dataset_command, file_watch, visual_panel)
 
 
 def register():

@@ -25,6 +25,14 @@ about one core of real throughput).
    the 3D view's redraw with them against without, unchanged and changing every
    redraw (new batches each time). Target: <= 1 ms per frame with 1000 markers.
    `--markers-only` runs this case alone.
+
+4. simulate's readouts (issue 34) on the humanoid: the Info line and the four MuJoCo
+   figures (Counts, Convergence, CPU time, Dimensions). In the bpy module: a display
+   frame of simulation with them against without (the snapshot's extras on the
+   runner: Info, always, and the figures' data when shown; the corner's layout and the
+   figures' segments, a new snapshot each frame), and the extras' parts alone. In the
+   GUI: the 3D view's redraw with them against without, interleaved. Target: <= 1 ms
+   per frame. `--readouts-only` runs this case alone.
 """
 
 from __future__ import annotations
@@ -220,6 +228,113 @@ def gui_part(path: str, repeat: int) -> None:
     print(f"   (target <= +{TARGET * 1e3:g} ms per frame)")
 
 
+READOUTS_TARGET = 0.001  # seconds per frame
+HUMANOID = os.path.join(ROOT, "..", "shared", "corpus", "mujoco_model", "model", "humanoid", "humanoid.xml")
+
+
+def readouts_bpy_part(frames: int, repeat: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import addon_loader
+    import bpy
+    addon_loader.enable_addon()
+    from mjblend.engine import commands, info
+    from mjblend.importer import build
+    from mjblend.live import scene_session, simulation
+    from mjblend.ui import readouts
+    from mjblend.ui.plots import draw
+
+    simulation.THREADED = False
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    build.import_file(os.path.abspath(HUMANOID), scene)
+    settings = scene.mujoco_plots
+    settings.show_plots = settings.show_profiler = False
+    running = scene_session.start_simulation(scene)
+    running.send(commands.Step(400))
+    per_frame = running.steps_for(1 / 60)
+
+    def frame(on: bool) -> float:
+        start = time.perf_counter()
+        running.send(commands.Step(per_frame))
+        running.show(force=True)
+        bpy.context.view_layer.update()
+        if on:  # (what the draw callback computes before its GPU calls)
+            placed = draw.layout(scene, 1400, 1200)
+            for _frame, fig in placed.figures:
+                for line in fig.lines:
+                    draw.segments(line)
+        return time.perf_counter() - start
+
+    def switch(on: bool) -> None:
+        settings.show_info = settings.show_figures = on
+        readouts.ask(scene, running)
+
+    with_, without = [], []
+    for r in range(repeat):
+        for on in ((True, False) if r % 2 else (False, True)):
+            switch(on)
+            frame(on)  # (warm)
+            (with_ if on else without).append(statistics.median(frame(on) for _ in range(frames)))
+    switch(True)
+    session = running.runner.session
+    profiler = info.Profiler()
+
+    def part(function) -> float:
+        runs = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(frames):
+                function()
+            runs.append((time.perf_counter() - start) / frames)
+        return statistics.median(runs)
+    shot = running.latest
+    took = part(lambda: info.take(session.model, session.data, None))
+    rings = part(lambda: profiler.take(session.model, session.data, shot.info))
+    laid = part(lambda: draw.layout(scene, 1400, 1200))
+    placed = draw.layout(scene, 1400, 1200)
+    points = sum(len(line) for _f, fig in placed.figures for line in fig.lines)
+    extra = statistics.median(a - b for a, b in zip(with_, without, strict=True))
+    print(f"== bpy {bpy.app.version_string}: humanoid, {shot.info.nefc} constraints, {shot.info.ncon} "
+          f"contacts, {len(placed.figures)} figures, {points} points")
+    base, more = statistics.median(without), statistics.median(with_)
+    print(f"4. frame without readouts {base * 1e3:6.3f} ms, with the Info line and 4 figures "
+          f"{more * 1e3:6.3f} ms: {extra * 1e3:+.3f} ms per frame ({more / base:.3f}x)  "
+          f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
+    print(f"   parts: Info of a snapshot {took * 1e6:.1f} us, the figures' data {rings * 1e6:.1f} us (runner "
+          f"thread); the corner's layout with the Info line and figures {laid * 1e6:.1f} us (main thread)")
+    print(f"   Info line: {readouts.info_line(running)}")
+    scene_session.end_all()
+
+
+def readouts_gui_part(repeat: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests", "gui"))
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from gui_blender import run_gui_script
+
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="mjblend-readouts-bench-"))
+    result = folder / "result.json"
+    env = {"MJBLEND_RESULT": str(result), "MJBLEND_BENCH_SCENE": os.path.abspath(HUMANOID),
+           "MJBLEND_BENCH_REPEAT": str(repeat)}
+    proc = run_gui_script(os.path.join(ROOT, "bench", "readouts_gui.py"), folder, timeout=600, screen=SCREEN,
+                          env=env)
+    figures = pathlib.Path(str(result) + ".figures")
+    if not figures.exists():
+        print("4. GUI readouts part failed:\n" + proc.stdout[-2000:] + proc.stderr[-2000:])
+        return
+    f = json.loads(figures.read_text())
+    off, on = f["redraw"]["off"], f["redraw"]["on"]
+    print(f"== Blender {f['blender']} UI, software OpenGL (llvmpipe) under Xvfb ({SCREEN}): humanoid")
+    print(f"4. 3D view redraw without readouts {off * 1e3:6.2f} ms, with the Info line and 4 figures "
+          f"{on * 1e3:6.2f} ms: {f['extra'] * 1e3:+6.2f} ms per frame ({on / off:.2f}x)  "
+          f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
+    print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
+          f"{f['callback']['on'] * 1e3:.2f} ms with")
+    for config, label in (("no text", "blf's text left out (the Info line: the figures' text is textures)"),
+                          ("thin lines", "1-pixel lines")):
+        print(f"   with {label}: callbacks {f['callback'][config] * 1e3:.2f} ms, redraw "
+              f"{f['redraw'][config] * 1e3:.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -229,7 +344,13 @@ def main() -> None:
     parser.add_argument("--no-gui", action="store_true",
                         help="skip the GUI parts (Debian's Blender under Xvfb)")
     parser.add_argument("--markers-only", action="store_true", help="only case 3 (debug markers)")
+    parser.add_argument("--readouts-only", action="store_true", help="only case 4 (Info line and figures)")
     args = parser.parse_args()
+    if args.readouts_only:
+        if not args.no_gui:
+            readouts_gui_part(args.repeat)
+        readouts_bpy_part(args.frames, args.repeat)
+        return
     if args.markers_only:
         if not args.no_gui:
             markers_gui_part(args.repeat)
@@ -241,8 +362,10 @@ def main() -> None:
     if not args.no_gui:
         gui_part(path, args.repeat)
         markers_gui_part(args.repeat)
+        readouts_gui_part(args.repeat)
     bpy_module_part(path, args.frames, args.repeat)
     markers_bpy_part(args.frames, args.repeat)
+    readouts_bpy_part(args.frames, args.repeat)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ kept per scene (saved in the .blend, like MuJoCo's `mjvOption`).
 
 Overlays draw from the running simulation's snapshot (playing or paused); with
 no simulation only the inertia boxes draw, from the last checked model. Groups
-0-5 of geoms and sites show or hide their objects (in the viewport and in
+0-5 of geoms, sites, flexes and skins show or hide their objects (in the viewport and in
 renders, sync/groups.py), joint groups their joint objects where the Joints
 overlay is on (the Body Frames overlay shows MJCF frame empties); joint, tendon
 and actuator groups choose what the overlays draw. MuJoCo's default shows groups
@@ -40,10 +40,34 @@ OVERLAYS = (
      "constraint holds together, and between coupled joints"),
     ("perturbation", "Perturbation", "The mouse spring: a line from the grabbed point to where it pulls"),
 )
+# MuJoCo's label kinds in mjtLabel order (an item's stored value is its position: new kinds
+# are appended, so saved files keep their meaning)
 LABELS = (("NONE", "None", "No labels"), ("BODY", "Bodies", "Each body's name at its frame"),
           ("JOINT", "Joints", "Each joint's name at its anchor"),
           ("GEOM", "Geoms", "Each geom's name at its centre"),
-          ("SITE", "Sites", "Each site's name at its centre"))
+          ("SITE", "Sites", "Each site's name at its centre"),
+          ("CAMERA", "Cameras", "Each camera's name at its position"),
+          ("LIGHT", "Lights", "Each light's name where MuJoCo draws it (set back along its direction)"),
+          ("TENDON", "Tendons", "Each spatial tendon's name at the middle of its first segment"),
+          ("ACTUATOR", "Actuators", "Each enabled actuator's name at its joint's anchor, site, or its "
+           "tendon's first segment"),
+          ("CONSTRAINT", "Constraints", "Each active connect or weld constraint's name at both its points"),
+          ("FLEX", "Flexes", "Each flex's name at its first vertex"),
+          ("SKIN", "Skins", "Each skin's name at its first bone's body"),
+          ("SELECTION", "Selection", "The name of the selected body (the active object's) at its frame"),
+          ("SELPNT", "Selection Point", "The world and body-frame coordinates of the selected "
+           "point (the grabbed point, else the active body's origin)"),
+          ("CONTACTPOINT", "Contact Points", "The two geoms (or flex elements) of each contact"),
+          ("CONTACTFORCE", "Contact Forces", "The size of each contact's force"),
+          ("ISLAND", "Islands", "Each body's constraint island (of the last step)"))
+# MuJoCo's frame kinds in mjtFrame order
+FRAMES = (("NONE", "None", "No frames"), ("BODY", "Bodies", "Each body's frame (the world's: World)"),
+          ("GEOM", "Geoms", "Each geom's frame"), ("SITE", "Sites", "Each site's frame"),
+          ("CAMERA", "Cameras", "Each camera's frame (it looks along -z)"),
+          ("LIGHT", "Lights", "Each light's frame (z along its direction)"),
+          ("CONTACT", "Contacts", "Each contact's frame: normal (red) and tangents, half length"),
+          ("WORLD", "World", "The world's frame, twice as long"))
+OBJECT_GROUP_KINDS = ("geom", "site", "flex", "skin")  # kinds whose groups show or hide objects
 
 
 def _groups_changed(kind: str):
@@ -75,8 +99,10 @@ def _overlay_group() -> type:
     annotations = {name: _overlay_property(name, label, text) for name, label, text in OVERLAYS}
     annotations["labels"] = EnumProperty(name="Labels", items=LABELS, default="NONE",
                                          description="Names drawn next to the elements")
+    annotations["frame"] = EnumProperty(name="Frames", items=FRAMES, default="NONE",
+                                        description="MuJoCo's frames drawn: x red, y green, z blue")
     for kind in GROUP_KINDS:
-        annotations[f"{kind}_groups"] = _group_property(kind, objects=kind in ("geom", "site"))
+        annotations[f"{kind}_groups"] = _group_property(kind, objects=kind in OBJECT_GROUP_KINDS)
     return type("MJBLEND_PG_overlays", (bpy.types.PropertyGroup,), {"__annotations__": annotations})
 
 

@@ -1,5 +1,7 @@
 """The plot settings of a scene (saved in the .blend): the channels plotted, the
-seconds they span, where the plots go, and the profiler line's switch."""
+seconds they span, where the plots go, and the profiler line's switch; simulate's
+readouts (issue 34): the watched MjData fields, the Info line's and the MuJoCo
+figures' switches."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty,
                        PointerProperty, StringProperty)
 
-from ..engine import plots
+from ..engine import info, plots, watch
 from . import scene_settings
 
 KIND_ITEMS = tuple((kind.upper(), label, f"{label} (the element's {kind})")
@@ -36,6 +38,16 @@ class MJBLEND_PG_plot_channel(bpy.types.PropertyGroup):
         return plots.Spec(self.kind.lower(), self.element, self.component)
 
 
+class MJBLEND_PG_watch_row(bpy.types.PropertyGroup):
+    """One watched value: an MjData field and an index into it (simulate's Watch)"""
+
+    field: StringProperty(name="Field", default="qpos", update=_redraw,
+                          description="The MjData array, by name (qpos, xpos, sensordata, efc_force, ...)")
+    index: IntProperty(name="Index", default=0, min=0, update=_redraw,
+                       description="Which number of the array, counting its rows one after the other "
+                                   "(xpos[3 * body + axis])")
+
+
 class MJBLEND_PG_plots(bpy.types.PropertyGroup):
     channels: CollectionProperty(type=MJBLEND_PG_plot_channel)
     active: IntProperty(name="Active Channel", default=0, min=0)
@@ -55,6 +67,23 @@ class MJBLEND_PG_plots(bpy.types.PropertyGroup):
     side: EnumProperty(name="Corner", items=SIDES, default="RIGHT", update=_redraw,
                        description="The viewport corner the plots and the profiler line go in")
 
+    # (issue 34, readouts: appended)
+    watch: CollectionProperty(type=MJBLEND_PG_watch_row)
+    show_info: BoolProperty(
+        name="Show Info", default=False, update=_redraw,
+        description="A line in the viewport's corner with MuJoCo simulate's Info: time, constraints "
+                    "and contacts, CPU per step, solver error and iterations, FPS, arena memory, islands")
+    show_figures: BoolProperty(
+        name="MuJoCo Figures", default=False, update=_redraw,
+        description="MuJoCo simulate's profiler figures beside the plots: solver counts and convergence "
+                    "per iteration, CPU time by stage and dimensions over the last 201 snapshots")
+
+    def watch_request(self) -> watch.Request:
+        return watch.Request(tuple((row.field, int(row.index)) for row in self.watch))
+
+    def profile_request(self) -> info.Request:
+        return info.Request(bool(self.show_figures))
+
     def request(self) -> plots.Request:
         """What the runner is asked to plot (nothing while plots are hidden)."""
         if not self.show_plots or not len(self.channels):
@@ -62,7 +91,7 @@ class MJBLEND_PG_plots(bpy.types.PropertyGroup):
         return plots.Request(tuple(channel.spec() for channel in self.channels), float(self.seconds))
 
 
-CLASSES = (MJBLEND_PG_plot_channel, MJBLEND_PG_plots)
+CLASSES = (MJBLEND_PG_plot_channel, MJBLEND_PG_watch_row, MJBLEND_PG_plots)
 
 
 def register():

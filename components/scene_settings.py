@@ -66,6 +66,9 @@ class Reactions:
         """The cameras of the scene's running model (None: it does not simulate)."""
         return None
 
+    def follow_file_changed(self, simulation) -> None:
+        """`follow_file` switched."""
+
 
 _reactions = Reactions()
 
@@ -102,6 +105,10 @@ def _display_changed(self, _context):
 
 def _noise_changed(self, _context):
     _reactions.noise_changed(self)
+
+
+def _follow_file_changed(self, _context):
+    _reactions.follow_file_changed(self)
 
 
 def _history_get(self):
@@ -172,6 +179,11 @@ class MJBLEND_PG_simulation(bpy.types.PropertyGroup):
     noise_seed: IntProperty(
         name="Noise Seed", default=0, min=0, update=_noise_changed,
         description="Seed of the noise's random draws: the same seed repeats a run from a reset")
+    # Follow File (issue 34, live/file_watch.py)
+    follow_file: BoolProperty(
+        name="Follow File", default=False, update=_follow_file_changed,
+        description="Reload the model in place whenever its file, a file it includes or one of its "
+                    "mesh or texture files changes on disk (a running simulation goes on)")
 
 
 # ------------------------------------------------------------ randomization preview

@@ -90,6 +90,7 @@ class Reset:
         runner.clear_message()
         session = runner.session
         session.reset(self.keyframe)
+        runner.restart_timers()  # (mj_resetData zeroes MuJoCo's timers)
         if session.playing:
             session.play(runner.clock())
         runner.record()
@@ -361,3 +362,25 @@ class SetNoise:
 
     def apply(self, runner) -> None:
         runner.session.set_noise(self.scale, self.rate, self.seed)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """Publish the values of `request` (an engine.watch.Request: MjData fields by name and
+    flat index) with every snapshot from now on; simulate's Watch."""
+
+    request: Any
+
+    def apply(self, runner) -> None:
+        runner.watch(self.request)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Publish simulate's profiler figures (engine.info.Figures) with every snapshot while
+    `request.on` (an engine.info.Request); off drops their rings."""
+
+    request: Any
+
+    def apply(self, runner) -> None:
+        runner.profile(self.request)

@@ -63,6 +63,9 @@ class Options:
     joint_groups: tuple = ALL_GROUPS
     tendon_groups: tuple = ALL_GROUPS
     actuator_groups: tuple = ALL_GROUPS
+    frame: str = "NONE"  # MuJoCo's frame kind (an mjtFrame name, FRAME_KINDS) drawn besides these
+    geom_groups: tuple = ALL_GROUPS  # (geom and site frames: only those of groups shown)
+    site_groups: tuple = ALL_GROUPS
 
 
 def _rgba(color) -> tuple:
@@ -115,9 +118,7 @@ def contact_force_arrows(model, shot) -> tuple[np.ndarray, np.ndarray]:
 def contact_frame_axes(model, shot) -> list[np.ndarray]:
     """Per axis (normal, first and second tangent): (2n, 3) segments of half
     MuJoCo's frame length, as it draws contact frames."""
-    length = model.vis.scale.framelength * model.stat.meansize / 2
-    frames = shot.contacts.frame.reshape(-1, 3, 3)
-    return [_segments(shot.contacts.pos, shot.contacts.pos + frames[:, k] * length) for k in range(3)]
+    return frame_axes(model, shot, "CONTACT")
 
 
 # ------------------------------------------------------------------ joints
@@ -191,10 +192,9 @@ def joint_ranges(model, shot, groups=ALL_GROUPS) -> np.ndarray:
 def body_frame_axes(model, shot) -> list[np.ndarray]:
     """Per axis (x, y, z): (2n, 3) segments of every body's frame at MuJoCo's frame
     length (the world's twice as long, as MuJoCo draws it)."""
-    length = np.full(model.nbody, model.vis.scale.framelength * model.stat.meansize)
+    length = np.full(model.nbody, _frame_length(model), float)
     length[0] *= 2
-    mats = shot.xmat.reshape(-1, 3, 3)
-    return [_segments(shot.xpos, shot.xpos + mats[:, :, k] * length[:, None]) for k in range(3)]
+    return _frames(shot.xpos, shot.xmat, length)
 
 
 def centres_of_mass(model, shot) -> tuple[np.ndarray, np.ndarray]:
@@ -319,22 +319,234 @@ def equality_segments(model, shot) -> np.ndarray:
 
 # -------------------------------------------------------------------- labels
 
-_LABELLED = {"BODY": (mujoco.mjtObj.mjOBJ_BODY, "xpos"), "JOINT": (mujoco.mjtObj.mjOBJ_JOINT, "xanchor"),
-             "GEOM": (mujoco.mjtObj.mjOBJ_GEOM, "geom_xpos"), "SITE": (OBJ_SITE, "site_xpos")}
+# MuJoCo's label kinds (mjtLabel) and frame kinds (mjtFrame), by the names the
+# switches use (components/overlay_settings.py keeps them in this order)
+LABEL_KINDS = tuple(name.removeprefix("mjLABEL_") for name in mujoco.mjtLabel.__members__
+                    if name != "mjNLABEL")
+FRAME_KINDS = tuple(name.removeprefix("mjFRAME_") for name in mujoco.mjtFrame.__members__
+                    if name != "mjNFRAME")
+_OBJECT_OF = {"BODY": mujoco.mjtObj.mjOBJ_BODY, "SELECTION": mujoco.mjtObj.mjOBJ_BODY,
+              "JOINT": mujoco.mjtObj.mjOBJ_JOINT, "GEOM": mujoco.mjtObj.mjOBJ_GEOM, "SITE": OBJ_SITE,
+              "CAMERA": mujoco.mjtObj.mjOBJ_CAMERA, "LIGHT": mujoco.mjtObj.mjOBJ_LIGHT,
+              "TENDON": mujoco.mjtObj.mjOBJ_TENDON, "ACTUATOR": mujoco.mjtObj.mjOBJ_ACTUATOR,
+              "CONSTRAINT": mujoco.mjtObj.mjOBJ_EQUALITY, "FLEX": mujoco.mjtObj.mjOBJ_FLEX,
+              "SKIN": mujoco.mjtObj.mjOBJ_SKIN}
+TRN_SLIDERCRANK = int(mujoco.mjtTrn.mjTRN_SLIDERCRANK)
+DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0], np.float32)
 
 
-def labels(model, shot, kind: str, shown=None) -> list[tuple[str, np.ndarray]]:
-    """[(name, world position)] of every body (but the world), joint, geom or site:
-    its name, or MuJoCo's "<type> <id>" for an unnamed one; `shown`: a mask of ids."""
-    objtype, where = _LABELLED[kind]
-    positions = getattr(shot, where)
-    type_name = mujoco.mju_type2Str(objtype)
-    out = []
-    for i in range(1 if kind == "BODY" else 0, len(positions)):
-        if shown is not None and not shown[i]:
-            continue
-        name = mujoco.mj_id2name(model, objtype, i) or f"{type_name} {i}"
-        out.append((name, positions[i]))
+def name_of(model, objtype, i: int) -> str:
+    """MuJoCo's label of an element (makeLabel): its name, else "<type> <id>"."""
+    return mujoco.mj_id2name(model, objtype, i) or f"{mujoco.mju_type2Str(objtype)} {i}"
+
+
+def _alpha(model, matid: np.ndarray, rgba: np.ndarray) -> np.ndarray:
+    """Each element's alpha as MuJoCo draws it (setMaterial): its own rgba when it differs
+    from the default grey or it has no material, else its material's."""
+    own = (rgba != DEFAULT_RGBA).any(axis=1) | (matid < 0)
+    material = model.mat_rgba[np.maximum(matid, 0), 3] if model.nmat else np.zeros(len(matid))
+    return np.where(own, rgba[:, 3], material)
+
+
+def _first_segment_middle(shot, tendon: int):
+    """The middle of a spatial tendon's first segment (what MuJoCo labels), or None
+    when it has none (a fixed tendon, a pulley first)."""
+    first, count = shot.ten_wrapadr[tendon], shot.ten_wrapnum[tendon]
+    if count < 2 or shot.wrap_obj[first] == -2 or shot.wrap_obj[first + 1] == -2:
+        return None
+    return 0.5 * (shot.wrap_xpos[first] + shot.wrap_xpos[first + 1])
+
+
+def _slider_crank_middle(model, shot, actuator: int) -> np.ndarray:
+    """The middle of a slider-crank's slider, as mjv_updateScene computes its end."""
+    crank, slider = model.actuator_trnid[actuator]
+    rod = model.actuator_cranklength[actuator]
+    axis = shot.site_xmat[slider].reshape(3, 3)[:, 2]
+    vec = shot.site_xpos[crank] - shot.site_xpos[slider]
+    length = vec @ axis
+    det = max(length * length + rod * rod - vec @ vec, 0.0)
+    end = axis * (length - np.sqrt(det)) + shot.site_xpos[slider]
+    return 0.5 * (shot.site_xpos[slider] + end)
+
+
+def _contact_side(model, shot, i: int, k: int) -> str:
+    geom = shot.contacts.geom[i, k]
+    if geom >= 0:
+        return mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or f"g{geom}"
+    flex, elem, vert = shot.contacts.flex[i, k], shot.contacts.elem[i, k], shot.contacts.vert[i, k]
+    name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_FLEX, flex) or f"f{flex}"
+    return f"{name}.e{elem}" if elem >= 0 else f"{name}.v{vert}"
+
+
+def selection_point(shot, selection) -> np.ndarray:
+    """The world point of a selection (body id, point in the body's frame)."""
+    body, local = selection
+    return shot.xmat[body].reshape(3, 3) @ np.asarray(local, float) + shot.xpos[body]
+
+
+def labels(model, shot, kind: str, shown=None, selection=None) -> list[tuple[str, np.ndarray]]:
+    """[(text, world position)] of MuJoCo's labels of `kind` (an mjtLabel name), the text
+    and place mjv_updateScene gives them: an element's name (or "<type> <id>") where
+    MuJoCo draws it. `shown`: a mask of the element ids whose group is shown (geoms,
+    sites, joints, tendons, actuators, flexes, skins); `selection`: (body id, point in
+    its frame) for SELECTION and SELPNT. MuJoCo only labels what it draws; kinds it
+    draws only with a flag (joints, cameras, lights, actuators, constraints, contacts)
+    are labelled here whether or not that overlay is on."""
+    if kind == "NONE":
+        return []
+    mask = (lambda n: np.ones(n, bool)) if shown is None else (lambda n: np.asarray(shown, bool)[:n])
+    objtype = _OBJECT_OF.get(kind)
+    named = []  # (id, position)
+    if kind == "BODY":
+        named = [(i, shot.xpos[i]) for i in range(1, model.nbody)]
+    elif kind == "SELECTION":
+        if selection is not None and selection[0] > 0:
+            named = [(selection[0], shot.xpos[selection[0]])]
+    elif kind == "JOINT":
+        named = [(i, shot.xanchor[i]) for i in np.flatnonzero(mask(model.njnt))]
+    elif kind == "GEOM":
+        visible = mask(model.ngeom) & (_alpha(model, model.geom_matid, model.geom_rgba) != 0)
+        named = [(i, shot.geom_xpos[i]) for i in np.flatnonzero(visible)]
+    elif kind == "SITE":
+        visible = mask(model.nsite) & (_alpha(model, model.site_matid, model.site_rgba) != 0)
+        named = [(i, shot.site_xpos[i]) for i in np.flatnonzero(visible)]
+    elif kind == "CAMERA":
+        named = [(i, shot.cam_xpos[i]) for i in range(model.ncam)]
+    elif kind == "LIGHT":
+        # MuJoCo draws a light set back along its direction (not to shadow the scene)
+        back = float(-np.float32(model.stat.meansize) * np.float32(model.vis.scale.light)) - 0.0001
+        named = [(i, shot.light_xpos[i] + shot.light_xdir[i] * back) for i in range(model.nlight)]
+    elif kind == "TENDON":
+        for i in np.flatnonzero(mask(model.ntendon)):
+            middle = _first_segment_middle(shot, i)
+            if middle is not None:
+                named.append((i, middle))
+    elif kind == "ACTUATOR":
+        disabled = model.opt.disableactuator
+        for i in np.flatnonzero(mask(model.nu)):
+            group = model.actuator_group[i]
+            if 0 <= group < 31 and disabled & (1 << int(group)):
+                continue  # (mj_actuatorDisabled: MuJoCo draws nothing for it)
+            kind_, target = model.actuator_trntype[i], model.actuator_trnid[i, 0]
+            if kind_ in (TRN_JOINT, TRN_JOINTINPARENT):
+                named.append((i, shot.xanchor[target]))
+            elif kind_ == TRN_SITE:
+                named.append((i, shot.site_xpos[target]))
+            elif kind_ == TRN_TENDON and shot.ten_wrapnum[target]:
+                middle = _first_segment_middle(shot, target)
+                if middle is not None:
+                    named.append((i, middle))
+            elif kind_ == TRN_SLIDERCRANK:
+                named.append((i, _slider_crank_middle(model, shot, i)))
+    elif kind == "CONSTRAINT":
+        for i in np.flatnonzero(shot.eq_active.astype(bool) & np.isin(model.eq_type, (EQ_CONNECT, EQ_WELD))):
+            weld = int(model.eq_type[i] == EQ_WELD)
+            one, two = model.eq_obj1id[i], model.eq_obj2id[i]
+            if model.eq_objtype[i] == OBJ_SITE:
+                ends = (shot.site_xpos[one], shot.site_xpos[two])
+            else:
+                data = model.eq_data[i]
+                ends = (_body_point(shot, one, data[3 * weld:3 * weld + 3]),
+                        _body_point(shot, two, data[3 * (1 - weld):3 * (1 - weld) + 3]))
+            named += [(i, ends[0]), (i, ends[1])]
+    elif kind == "FLEX":
+        visible = mask(model.nflex) & (_alpha(model, model.flex_matid[:model.nflex], model.flex_rgba) != 0)
+        named = [(i, shot.flexvert_xpos[model.flex_vertadr[i]]) for i in np.flatnonzero(visible)]
+    elif kind == "SKIN":
+        visible = mask(model.nskin) & (_alpha(model, model.skin_matid[:model.nskin], model.skin_rgba) != 0)
+        bones = model.skin_bonebodyid[model.skin_boneadr[:model.nskin]] if model.nskin else []
+        named = [(i, shot.xpos[bones[i]]) for i in np.flatnonzero(visible)]
+    elif kind == "SELPNT":
+        if selection is None or selection[0] <= 0:
+            return []
+        point, local = selection_point(shot, selection), selection[1]
+        return [("%.3f %.3f %.3f (local %.3f %.3f %.3f)" % (*point, *local), point)]
+    elif kind == "CONTACTPOINT":
+        return [(f"{_contact_side(model, shot, i, 0)} | {_contact_side(model, shot, i, 1)}",
+                 shot.contacts.pos[i]) for i in range(len(shot.contacts))]
+    elif kind == "CONTACTFORCE":
+        contacts = shot.contacts
+        size = np.linalg.norm(contacts.force[:, :3], axis=1)
+        return [("%-.3g" % size[i], contacts.pos[i])
+                for i in np.flatnonzero(contacts.included & (size >= MINVAL))]
+    elif kind == "ISLAND":
+        if not shot.nisland:
+            return []
+        out = []
+        for i in range(1, model.nbody):
+            weld = model.body_weldid[i]
+            if model.body_dofnum[weld] and shot.dof_island[model.body_dofadr[weld]] >= 0:
+                out.append((f"{shot.dof_island[model.body_dofadr[weld]]}", shot.xipos[i]))
+        return out
+    else:
+        raise ValueError(f"no MuJoCo label kind {kind!r}: one of {', '.join(LABEL_KINDS)}")
+    return [(name_of(model, objtype, int(i)), np.asarray(pos)) for i, pos in named]
+
+
+def _body_point(shot, body: int, local: np.ndarray) -> np.ndarray:
+    """A point given in a body's frame, in the world, summed as mju_mulMatVec3 does."""
+    mat = shot.xmat[body]
+    return np.array([mat[3 * r] * local[0] + mat[3 * r + 1] * local[1] + mat[3 * r + 2] * local[2]
+                     for r in range(3)]) + shot.xpos[body]
+
+
+# -------------------------------------------------------------------- frames
+
+def _frames(positions: np.ndarray, mats: np.ndarray, length) -> list[np.ndarray]:
+    """Per axis (x, y, z): (2n, 3) segments from each position along its frame's axis."""
+    mats = np.asarray(mats).reshape(-1, 3, 3)
+    length = np.broadcast_to(np.asarray(length, float), (len(positions),))
+    return [_segments(positions, positions + mats[:, :, k] * length[:, None]) for k in range(3)]
+
+
+def _frame_length(model) -> np.float32:
+    """MuJoCo's frame length (visual/scale framelength times stat.meansize, in float)."""
+    return np.float32(model.vis.scale.framelength) * np.float32(model.stat.meansize)
+
+
+def frame_axes(model, shot, kind: str, shown=None) -> list[np.ndarray]:
+    """Per axis (x, y, z): (2n, 3) segments of MuJoCo's frames of `kind` (an mjtFrame
+    name), as mjv_updateScene draws them: bodies (but the world), geoms and sites of
+    the groups shown (`shown`: a mask by id) and not invisible, cameras, lights (the
+    frame MuJoCo builds from the light's direction), contacts (half length), the world
+    (twice as long)."""
+    length = _frame_length(model)
+    if kind == "NONE":
+        return [EMPTY] * 3
+    if kind == "BODY":
+        return _frames(shot.xpos[1:], shot.xmat[1:], length)
+    if kind == "WORLD":
+        return _frames(shot.xpos[:1], shot.xmat[:1], length * np.float32(2))
+    if kind == "GEOM":
+        matid = model.geom_matid
+        alpha = np.where(matid >= 0, model.mat_rgba[np.maximum(matid, 0), 3] if model.nmat else 0,
+                         model.geom_rgba[:, 3])
+        ids = np.flatnonzero((alpha != 0) & (np.ones(model.ngeom, bool) if shown is None else shown))
+        return _frames(shot.geom_xpos[ids], shot.geom_xmat[ids], length)
+    if kind == "SITE":
+        matid = model.site_matid
+        alpha = np.where(matid >= 0, model.mat_rgba[np.maximum(matid, 0), 3] if model.nmat else 0,
+                         model.site_rgba[:, 3])
+        ids = np.flatnonzero((alpha != 0) & (np.ones(model.nsite, bool) if shown is None else shown))
+        return _frames(shot.site_xpos[ids], shot.site_xmat[ids], length)
+    if kind == "CAMERA":
+        return _frames(shot.cam_xpos, shot.cam_xmat, length)
+    if kind == "LIGHT":
+        return _frames(shot.light_xpos, light_frames(shot), length)
+    if kind == "CONTACT":
+        half = np.float32(model.vis.scale.framelength * model.stat.meansize / 2)
+        # the contact frame's rows are its axes (normal, tangents): MuJoCo's mat is their transpose
+        return _frames(shot.contacts.pos, shot.contacts.frame.reshape(-1, 3, 3).transpose(0, 2, 1), half)
+    raise ValueError(f"no MuJoCo frame kind {kind!r}: one of {', '.join(FRAME_KINDS)}")
+
+
+def light_frames(shot) -> np.ndarray:
+    """(nlight, 9): the frame MuJoCo draws a light in: z along its direction (mju_quatZ2Vec)."""
+    out = np.zeros((len(shot.light_xdir), 9))
+    quat = np.zeros(4)
+    for i, direction in enumerate(shot.light_xdir):
+        mujoco.mju_quatZ2Vec(quat, np.asarray(direction, float))
+        mujoco.mju_quat2Mat(out[i], quat)
     return out
 
 
@@ -368,6 +580,12 @@ def layers(model, shot, options: Options) -> list[Layer]:
     if options.body_frames:
         for k, axis in enumerate(body_frame_axes(model, shot)):
             out.append(Layer(f"body frame {'xyz'[k]}", AXIS_COLORS[k], lines=axis, line_width=2.0))
+    if options.frame != "NONE":
+        shown = {"GEOM": _shown(options.geom_groups, model.geom_group) if model.ngeom else None,
+                 "SITE": _shown(options.site_groups, model.site_group) if model.nsite else None}
+        for k, axis in enumerate(frame_axes(model, shot, options.frame, shown.get(options.frame))):
+            out.append(Layer(f"{options.frame.lower()} frame {'xyz'[k]}", AXIS_COLORS[k], lines=axis,
+                             line_width=2.0))
     if options.com:
         bodies, trees = centres_of_mass(model, shot)
         out.append(Layer("body centres of mass", _rgba(rgba.com), points=bodies, point_size=7.0))

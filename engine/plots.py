@@ -262,6 +262,7 @@ class Figure:
     yticks: tuple
     lines: tuple
     error: str = ""
+    colors: tuple = ()  # each line's colour index (figure_xy's: islands repeat colours); () its index
 
 
 def figure(title: str, plots: Plots, index: int, rect: tuple, count: int = 3) -> Figure:
@@ -286,3 +287,37 @@ def figure(title: str, plots: Plots, index: int, rect: tuple, count: int = 3) ->
     yticks = tuple((y + (v - low) / (high - low) * height, tick_label(v, step))
                    for v in tick_values(low, high, step))
     return Figure(title, one.labels, rect, (start, end), (low, high), xticks, yticks, lines, one.error)
+
+
+def extended(low: float, high: float, values, count: int = 4) -> tuple[float, float, float]:
+    """(low, high, step): the range [low, high] grown to hold every finite value, as a
+    MuJoCo figure's minimum range with `flg_extend` grows, rounded out to whole ticks."""
+    finite = np.asarray(values, dtype=float).reshape(-1)
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        low, high = min(low, float(finite.min())), max(high, float(finite.max()))
+    step = nice_step(high - low, count)
+    return math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step, step
+
+
+def figure_xy(title: str, labels: tuple, lines: tuple, rect: tuple, xrange: tuple, yrange: tuple,
+              count: int = 4) -> Figure:
+    """A figure of MuJoCo's kind (simulate's profiler): `lines` ((colour index, xs, ys), ...),
+    drawn in `rect` over `xrange` and `yrange` (minimum ranges, grown to hold the data)."""
+    x, y, width, height = rect
+    xs = np.concatenate([line[1] for line in lines]) if lines else np.empty(0)
+    ys = np.concatenate([line[2] for line in lines]) if lines else np.empty(0)
+    xlow, xhigh, xstep = extended(*xrange, xs, count)
+    low, high, step = extended(*yrange, ys, count)
+    points = np.empty((len(xs), 2))  # (every line's points at once: a figure has up to 20 lines)
+    points[:, 0] = x + (xs - xlow) * (width / (xhigh - xlow))
+    shown = np.clip(ys, low, high)  # (infinities to the edges; NaN stays, then to the bottom)
+    shown[np.isnan(shown)] = low
+    points[:, 1] = y + (shown - low) * (height / (high - low))
+    out = np.split(points, np.cumsum([len(line[1]) for line in lines])[:-1]) if lines else []
+    xticks = tuple((x + (t - xlow) / (xhigh - xlow) * width, tick_label(t, xstep))
+                   for t in tick_values(xlow, xhigh, xstep))
+    yticks = tuple((y + (v - low) / (high - low) * height, tick_label(v, step))
+                   for v in tick_values(low, high, step))
+    return Figure(title, labels, rect, (xlow, xhigh), (low, high), xticks, yticks, tuple(out),
+                  colors=tuple(line[0] for line in lines))

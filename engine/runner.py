@@ -30,7 +30,7 @@ import contextlib
 import threading
 import time
 
-from . import commands, plots, snapshot as snapshots
+from . import commands, info as infos, plots, snapshot as snapshots, watch as watches
 from .history import History
 from .session import EngineSession
 
@@ -80,6 +80,9 @@ class Runner:
         self._stepping = 0.0  # wall seconds spent stepping since the last snapshot
         self._plot_request = plots.Request()  # what the views plot (commands.Plot), and its
         self._plot_channels: tuple = ()  # channels in the model now (each published snapshot's plots)
+        self._watch_request = watches.Request()  # the watched fields (commands.Watch)
+        self._profiler: infos.Profiler | None = None  # the figures' rings while shown (commands.Profile)
+        self._timer_prev: tuple | None = None  # MuJoCo's timers at the last snapshot (Info's deltas)
         self.record()
         self._publish()
 
@@ -342,6 +345,23 @@ class Runner:
         self._plot_request = request
         self._plot_channels = plots.resolve_all(self.session.model, request)
 
+    def watch(self, request: watches.Request) -> None:
+        """Publish `request`'s watched values with every snapshot from now on (commands.Watch)."""
+        self._watch_request = request
+        self._dirty = True
+
+    def profile(self, request: infos.Request) -> None:
+        """Publish the profiler figures with every snapshot while `request.on` (commands.Profile)."""
+        if not request.on:
+            self._profiler = None
+        elif self._profiler is None:
+            self._profiler = infos.Profiler()
+        self._dirty = True
+
+    def restart_timers(self) -> None:
+        """MuJoCo zeroed the timers (a reset, a new MjData): Info's next deltas count from zero."""
+        self._timer_prev = None
+
     def clear_message(self) -> None:
         """A new run (play, step, reset): the last one's message no longer applies."""
         if self._message:
@@ -355,6 +375,7 @@ class Runner:
     def new_history(self) -> None:
         """A recompiled model: its states have another layout."""
         self.history = History(self.session.model, *self._history_size)
+        self.restart_timers()  # (a new MjData: MuJoCo's timers start from zero)
         self._plot_channels = plots.resolve_all(self.session.model, self._plot_request)  # (by name)
         self.record()
 
@@ -404,8 +425,14 @@ class Runner:
                    self.showing_history if self.showing_history is not None else len(self.history) - 1)
         plotted = (plots.build(self.history, self._plot_request, self._plot_channels)
                    if self._plot_request.specs else None)
+        model, data = self.session.model, self.session.data
+        info = infos.take(model, data, self._timer_prev)
+        self._timer_prev = infos.timers(data)
+        figures = None if self._profiler is None else self._profiler.take(model, data, info)
         shot = snapshots.take(self.session, self._frame, self._applied, (self._message_id, self._message),
-                              history, self._progress, step_seconds=self._stepping, plots=plotted)
+                              history, self._progress, step_seconds=self._stepping, plots=plotted, info=info,
+                              watch=watches.read(data, self._watch_request),
+                              figures=figures)
         self._stepping = 0.0
         with self._published:
             self._latest = shot

@@ -37,6 +37,9 @@ class Contacts:
     geom: np.ndarray
     force: np.ndarray
     included: np.ndarray
+    flex: np.ndarray = None  # (n, 2): flex ids of a flex contact's sides (-1: a geom), or None
+    elem: np.ndarray = None  # (n, 2): flex element ids (-1: none)
+    vert: np.ndarray = None  # (n, 2): flex vertex ids (-1: none)
 
     def __len__(self) -> int:
         return len(self.dist)
@@ -76,6 +79,10 @@ class Snapshot:
     site_xmat: np.ndarray  # (nsite, 9)
     cam_xpos: np.ndarray  # (ncam, 3): each MJCF camera's position (engine.cameras: its extrinsics)
     cam_xmat: np.ndarray  # (ncam, 9): its frame, world from camera (looks along -z, y up)
+    light_xpos: np.ndarray  # (nlight, 3): each light's position
+    light_xdir: np.ndarray  # (nlight, 3): its direction
+    dof_island: np.ndarray  # (nv,): each dof's constraint island of the last step (-1: none)
+    nisland: int  # islands of the last step
     ten_wrapadr: np.ndarray  # (ntendon,): a tendon's first point in wrap_*
     ten_wrapnum: np.ndarray  # (ntendon,)
     wrap_obj: np.ndarray  # (nwrap * 2,): -2 a pulley (no segment across it), -1 a site, >= 0 a geom
@@ -102,6 +109,10 @@ class Snapshot:
     progress: tuple  # (steps done, steps asked) of the Step command running, or of the last one
     step_seconds: float = 0.0  # wall seconds of stepping since the snapshot before (the profiler's)
     plots: object = None  # engine.plots.Plots of the channels the views asked for (Runner.plot), or None
+    # (issue 34, readouts) simulate's Info, Watch and profiler figures:
+    info: object = None  # engine.info.Info of this state (always)
+    watch: tuple = ()  # engine.watch.read of the watched rows (Runner.watch): a float or error text each
+    figures: object = None  # engine.info.Figures while the views show them (Runner.profile), or None
 
 
 def _frozen(array) -> np.ndarray:
@@ -140,7 +151,8 @@ def contact_forces(model, data) -> np.ndarray:
 
 
 def take(session, frame: int, applied: int, message: tuple = (0, ""), history: tuple = (0, -1),
-         progress: tuple = (0, 0), step_seconds: float = 0.0, plots=None) -> Snapshot:
+         progress: tuple = (0, 0), step_seconds: float = 0.0, plots=None, info=None, watch: tuple = (),
+         figures=None) -> Snapshot:
     """A snapshot of `session` now (on the thread that owns its data); `message`:
     (id, text) of the runner's latest message."""
     model, data = session.model, session.data
@@ -150,7 +162,9 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
     force.flags.writeable = False
     contacts = Contacts(pos=_frozen(contact.pos[:ncon]), frame=_frozen(contact.frame[:ncon]),
                         dist=_frozen(contact.dist[:ncon]), geom=_frozen(contact.geom[:ncon]),
-                        force=force, included=_frozen(contact.efc_address[:ncon] >= 0))
+                        force=force, included=_frozen(contact.efc_address[:ncon] >= 0),
+                        flex=_frozen(contact.flex[:ncon]), elem=_frozen(contact.elem[:ncon]),
+                        vert=_frozen(contact.vert[:ncon]))
     grab = None
     if session.grab is not None:
         g = session.grab
@@ -165,6 +179,8 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         xanchor=_frozen(data.xanchor), xaxis=_frozen(data.xaxis),
         site_xpos=_frozen(data.site_xpos), site_xmat=_frozen(data.site_xmat),
         cam_xpos=_frozen(data.cam_xpos), cam_xmat=_frozen(data.cam_xmat),
+        light_xpos=_frozen(data.light_xpos), light_xdir=_frozen(data.light_xdir),
+        dof_island=_frozen(data.dof_island), nisland=int(data.nisland),
         ten_wrapadr=_frozen(data.ten_wrapadr), ten_wrapnum=_frozen(data.ten_wrapnum),
         wrap_obj=_frozen(data.wrap_obj.reshape(-1)), wrap_xpos=_frozen(data.wrap_xpos.reshape(-1, 3)),
         eq_active=_frozen(data.eq_active),
@@ -175,4 +191,5 @@ def take(session, frame: int, applied: int, message: tuple = (0, ""), history: t
         mocap_pos=_frozen(data.mocap_pos), mocap_quat=_frozen(data.mocap_quat),
         sensordata=_frozen(data.sensordata), contacts=contacts,
         warnings=tuple(session.warnings()), message=message[1], message_id=message[0],
-        grab=grab, history=history, progress=progress, step_seconds=step_seconds, plots=plots)
+        grab=grab, history=history, progress=progress, step_seconds=step_seconds, plots=plots,
+        info=info, watch=watch, figures=figures)

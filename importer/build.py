@@ -111,8 +111,10 @@ def start_load(filepath: str, threaded: bool = False, limits_=None) -> mujoco_lo
 
 
 def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
-                  progress: Callable[[float], None] | None = None) -> ImportResult:
-    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind."""
+                  progress: Callable[[float], None] | None = None,
+                  builder: type | None = None) -> ImportResult:
+    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind.
+    `builder`: a Builder subclass (importer/reload.py's staging build), else Builder."""
     filepath = job.source.path
     try:
         spec, model, data, warnings = job.outcome()
@@ -120,8 +122,8 @@ def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
         raise ImportFailed(f"{job.label}: {error}") from None
     with transaction(), changes.quiet():  # the import sets `own` itself
         try:
-            result = Builder(spec, model, data, job.source, filepath, scene,
-                             progress or (lambda f: None)).build()
+            result = (builder or Builder)(spec, model, data, job.source, filepath, scene,
+                                          progress or (lambda f: None)).build()
         except ImportFailed:
             raise
         except Exception as error:  # a bug or an unsupported construct: still a clean failure
@@ -486,15 +488,21 @@ class Builder:
     # -------------------------------------------------- flex, skin, others
 
     def _deformables(self):
-        """Flex and skin: mesh objects with world-space vertices, under the root."""
-        for kind, elements, make_mesh, look in (
-                ("flex", self.spec.flexes, mujoco_meshes.flex_mesh, self.looks.flex_material),
-                ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material)):
+        """Flex and skin: mesh objects with world-space vertices, under the root, hidden
+        where their group's switch is off (as geoms are)."""
+        for kind, elements, make_mesh, look, group_of in (
+                ("flex", self.spec.flexes, mujoco_meshes.flex_mesh, self.looks.flex_material,
+                 self.model.flex_group),
+                ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material,
+                 self.model.skin_group)):
+            shown = groups.visible(self.scene, kind)
             for element in elements:
                 mesh = make_mesh(self.model, self.data, element.id, element.name or kind)
                 obj = self._new_object(element.name, mesh, kind, "", self.collection)
                 obj.parent = self.root
                 set_material(obj, look(element.id))
+                if not shown[groups.clamp(int(group_of[element.id]))]:
+                    hide(obj, self.scene)
                 self._register(element, obj, kind)
 
     def _collected(self):

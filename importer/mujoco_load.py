@@ -123,6 +123,18 @@ def read_source(path: str) -> Source:
     return source
 
 
+def include_files(path: str) -> list[str]:
+    """The files `path` includes, recursively, as MuJoCo finds them (Follow File watches
+    them: importer/reload.py); [] when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            text = _as_utf8(fh.read(), os.path.basename(path), [])
+    except (OSError, LoadError):
+        return []
+    folder = os.path.dirname(path)
+    return [os.path.join(folder, name) for name in _includes(text, folder, [])]
+
+
 def _latin1_for_invalid(error: UnicodeDecodeError):
     return error.object[error.start:error.end].decode("latin-1"), error.end
 

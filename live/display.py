@@ -227,9 +227,13 @@ class Display:
 
 
 def write_deformed(shot, binding) -> None:
-    """Flex and skin vertices to their meshes."""
+    """Flex and skin vertices to their meshes; not to those of a group switched off
+    (hidden in renders too: sync/groups.py), which get them when their group is shown
+    (live/groups.py shows the snapshot again)."""
     model = shot.model
     for obj, kind, index, world in binding.deformed:
+        if obj.hide_render:
+            continue
         if kind == "flex":
             adr, num = model.flex_vertadr[index], model.flex_vertnum[index]
             verts = shot.flexvert_xpos[adr:adr + num]

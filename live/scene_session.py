@@ -42,6 +42,7 @@ class SceneSession:
         self.preview = None  # live.randomization_preview.RandomizationPreview, while one runs
         self.bridge = None  # live.bridge_host.Served, while a bridge serves this scene
         self.camera_preview = None  # live.camera_preview.CameraPreview, while a camera preview runs
+        self.file_watch = None  # live.file_watch.FileWatch, while Follow File is on
         # the viewport's caches of what it drew (ui/overlays: layers.py and draw.py)
         self.overlay_layers = None
         self.overlay_batches = None
@@ -134,6 +135,7 @@ class SceneSession:
         if self.simulation is not None:
             self.end_simulation(self.simulation, restore)
         self.held.clear()
+        self.file_watch = None
         self.overlay_layers = self.overlay_batches = None
         self.follow = None  # (the view stays where it is: its area may be gone with the file)
         viewport.release_captures(self.captures)

@@ -118,6 +118,7 @@ class LiveSimulation:
         # attached models (several roots, or served over the bridge): where each model root
         # stood at the last compile, {as_pointer(): (root, (location, rotation))} (see moved_roots)
         self._root_frames: dict = {}
+        self._visual_root = None  # the one model root of a model not attached (see _copy_visual)
         self.recorder: Recorder | None = None  # recording while it runs (see start_recording)
         self.started_from_frame: int | None = None  # the baked frame whose state it started from
         self.compile()
@@ -219,6 +220,7 @@ class LiveSimulation:
         ids = self._bind(model, scanners, roots, data)
         attached = len(roots) > 1 or self.for_bridge
         self._root_frames = {r.as_pointer(): (r, root_frame(r)) for r in roots} if attached else {}
+        self._visual_root = roots[0] if len(roots) == 1 and not attached else None  # (_copy_visual)
         if self.for_bridge:
             self.served_prefixes = ((model, self.entity_prefixes(roots)), *self.served_prefixes[:1])
             self.served_specs = ((model, self._built), *self.served_specs[:1])
@@ -405,7 +407,9 @@ class LiveSimulation:
     def check_edits(self, now: float | None = None) -> bool:
         """Recompile if an element was edited or moved (not by the simulation),
         or, every STRUCTURE_CHECK_INTERVAL, if objects were added or removed."""
-        touched, moved = self._edits.read()
+        touched, visual, moved = self._edits.read_visual_apart()
+        if visual and not self._copy_visual(visual):
+            touched |= visual  # (not the running model's single root: recompiled as any edit)
         roots_moved = self.moved_roots()
         try:
             edited = bool(touched) or bool(roots_moved) \
@@ -430,6 +434,27 @@ class LiveSimulation:
             spent = time.perf_counter() - start
             self._next_structure_check = now + max(STRUCTURE_CHECK_INTERVAL, 50 * spent)
         return compiled
+
+    def _copy_visual(self, visual: set[int]) -> bool:
+        """Edits of only the model root's `<visual>` settings, copied into the running
+        model's `vis` between two steps, without a recompile: MuJoCo's mjVisual only
+        draws (the overlays' colours and sizes follow with the next snapshot), so the
+        state goes on as it would have. The scene still scans to the same model. False
+        where this is not the one root the running model was compiled from."""
+        root = self._visual_root
+        try:
+            if root is None or visual != {root.as_pointer()}:
+                return False
+            found = scene_scan.visual_values(root)
+        except ReferenceError:  # (deleted since: the structure check recompiles)
+            return False
+        if found is None:
+            return False
+
+        def copy_visual(session):  # (the runner's thread)
+            scene_scan.put_visual(session.model.vis, found)
+        self.runner.send(commands.Call(copy_visual, what="Visual settings"))
+        return True
 
     def moved_roots(self) -> dict:
         """Attached models (several roots, or the bridge's): the model roots moved since

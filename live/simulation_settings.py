@@ -17,7 +17,7 @@ from ..components import scene_settings
 from ..engine import commands
 from ..sync import views
 from ..engine import cameras
-from . import camera_preview, groups as live_groups, randomization_preview, scene_session
+from . import camera_preview, file_watch, groups as live_groups, randomization_preview, scene_session
 from .simulation import SHOW_WAIT
 
 
@@ -75,6 +75,11 @@ class LiveReactions(scene_settings.Reactions):
         running = scene_session.simulation(simulation.id_data)
         if running is not None:
             running.send(noise_command(simulation))
+
+    def follow_file_changed(self, simulation):
+        scene = simulation.id_data
+        if isinstance(scene, bpy.types.Scene):
+            file_watch.follow_changed(scene)
 
     def camera_names(self, scene):
         running = scene_session.simulation(scene)

@@ -49,4 +49,42 @@ class MUJOCO_OT_toggle_group(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (MUJOCO_OT_toggle_group,)
+def disabled_actuator_groups(scene) -> int:
+    """MuJoCo's `opt.disableactuator` bits the scene simulates with: its option
+    override when that is on, else the (first) model's own option."""
+    override = scene.mujoco_simulation.override
+    if override.use_disableactuator:
+        return int(override.disableactuator)
+    root = next((obj for obj in scene.objects if obj.mujoco.kind == "MODEL"), None)
+    return int(root.mujoco.model.option.disableactuator) if root is not None else 0
+
+
+class MUJOCO_OT_toggle_actuator_group(bpy.types.Operator):
+    """Enable or disable the actuators of one group (simulate's Actuator Group Enable):
+    MuJoCo's option disableactuator, set as an option override, which reaches a running
+    simulation between two steps (a disabled actuator applies no force)"""
+
+    bl_idname = "mujoco.toggle_actuator_group"
+    bl_label = "Toggle MuJoCo Actuator Group"
+    bl_options = {"REGISTER", "UNDO"}
+
+    group: IntProperty(name="Group", min=0, max=30, default=0)
+
+    @classmethod
+    def poll(cls, context):
+        if not has_model(context.scene):
+            cls.poll_message_set("The scene has no MuJoCo model")
+            return False
+        return True
+
+    def execute(self, context):
+        bits = disabled_actuator_groups(context.scene) ^ (1 << self.group)
+        override = context.scene.mujoco_simulation.override
+        override.disableactuator = bits  # (each update sends the overrides to a running simulation)
+        override.use_disableactuator = True
+        state = "disabled" if bits >> self.group & 1 else "enabled"
+        self.report({"INFO"}, f"MuJoCo actuator group {self.group}: {state}")
+        return {"FINISHED"}
+
+
+CLASSES = (MUJOCO_OT_toggle_group, MUJOCO_OT_toggle_actuator_group)

@@ -11,8 +11,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..scan import compile_spec, scene_scan
 from ..exporter import mjcf_writer
-from ..importer import build, framing
-from ..live import scene_session
+from ..importer import build, framing, reload
+from ..live import file_watch, scene_session
 from ..scene import preferences
 from ..scene.errors import MJBlendError, report_error
 
@@ -221,4 +221,47 @@ class EXPORT_SCENE_OT_mjcf(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-CLASSES = (IMPORT_SCENE_OT_mjcf, IMPORT_SCENE_OT_mjcf_wait, EXPORT_SCENE_OT_mjcf)
+# ------------------------------------------------------------ reload (issue 34)
+
+
+def reload_target(context):
+    """The model root Reload acts on: the active object's model, else the scene's only
+    model imported from a file; None when neither."""
+    root = scene_scan.model_of(context.active_object) if context.active_object is not None else None
+    if root is not None and reload.source_of(root):
+        return root
+    roots = [r for r in scene_scan.model_roots(context.scene) if reload.source_of(r)]
+    return roots[0] if len(roots) == 1 else None
+
+
+class MUJOCO_OT_reload(bpy.types.Operator):
+    """Reload the model from its file, in place: objects of unchanged elements stay, the
+    view stays, a running simulation carries its state over (MuJoCo Studio's Reload)"""
+
+    bl_idname = "mujoco.reload"
+    bl_label = "Reload from File"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and reload_target(context) is not None
+
+    def execute(self, context):
+        root = reload_target(context)
+        watch = file_watch.watch_of(context.scene)  # (Follow File on: its panel shows the outcome)
+        try:
+            result = file_watch.reload_in_place(context.scene, root, preferences.settings(context))
+        except build.ImportFailed as error:
+            if watch is not None:
+                watch.error = str(error)
+            report_error(self, context, error)
+            return {"CANCELLED"}
+        if watch is not None:
+            watch.error = ""
+        for warning in result.warnings:
+            self.report({"WARNING"}, warning)
+        self.report({"INFO"}, result.summary())
+        return {"FINISHED"}
+
+
+CLASSES = (IMPORT_SCENE_OT_mjcf, IMPORT_SCENE_OT_mjcf_wait, EXPORT_SCENE_OT_mjcf, MUJOCO_OT_reload)

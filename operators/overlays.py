@@ -12,6 +12,8 @@ from ..components import overlay_settings as settings
 from ..sync import views
 
 INERTIA = "inertia"  # kept with the simulation settings (saved files have it there)
+# switches a press moves to their next kind: (what the report calls them, their items)
+CYCLED = {"labels": ("labels", settings.LABELS), "frame": ("frames", settings.FRAMES)}
 
 
 def _label_of(name: str) -> str:
@@ -21,13 +23,13 @@ def _label_of(name: str) -> str:
 
 
 class MUJOCO_OT_toggle_overlay(bpy.types.Operator):
-    """Show or hide one of the viewport's MuJoCo overlays (labels: the next kind)"""
+    """Show or hide one of the viewport's MuJoCo overlays (labels, frame: the next kind)"""
 
     bl_idname = "mujoco.toggle_overlay"
     bl_label = "Toggle MuJoCo Overlay"
 
     overlay: StringProperty(name="Overlay", description="The overlay's switch "
-                            "(components/overlay_settings.py), 'inertia' or 'labels'")
+                            "(components/overlay_settings.py), 'inertia', 'labels' or 'frame'")
 
     @classmethod
     def poll(cls, context):
@@ -36,10 +38,12 @@ class MUJOCO_OT_toggle_overlay(bpy.types.Operator):
     def execute(self, context):
         switches = settings.get(context.scene)
         names = [name for name, _label, _text in settings.OVERLAYS]
-        if self.overlay == "labels":
-            kinds = [key for key, _label, _text in settings.LABELS]
-            switches.labels = kinds[(kinds.index(switches.labels) + 1) % len(kinds)]
-            self.report({"INFO"}, f"MuJoCo labels: {switches.labels.title()}")
+        if self.overlay in CYCLED:
+            said, items = CYCLED[self.overlay]
+            kinds = [key for key, _label, _text in items]
+            now = (kinds.index(getattr(switches, self.overlay)) + 1) % len(kinds)
+            setattr(switches, self.overlay, kinds[now])
+            self.report({"INFO"}, f"MuJoCo {said}: {items[now][1]}")
         elif self.overlay == INERTIA:
             simulation = context.scene.mujoco_simulation
             simulation.show_inertia = not simulation.show_inertia
@@ -49,7 +53,7 @@ class MUJOCO_OT_toggle_overlay(bpy.types.Operator):
             self._said(getattr(switches, self.overlay))
         else:
             self.report({"ERROR"}, f"No MuJoCo overlay {self.overlay!r}: one of {', '.join(names)}, "
-                        f"{INERTIA}, labels")
+                        f"{INERTIA}, labels, frame")
             return {"CANCELLED"}
         views.redraw()
         return {"FINISHED"}

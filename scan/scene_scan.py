@@ -12,6 +12,7 @@ to what MuJoCo makes of the original file).
 
 from __future__ import annotations
 
+import copy
 import os
 
 import bpy
@@ -86,6 +87,7 @@ class _Entry:
         self.identities = {obj.as_pointer(): _identity(obj) for obj in objects}
         self.pending: set[int] = set()
         self.moved: set[int] = set()
+        self.visual: set[int] = set()  # (roots whose `<visual>` settings alone were edited)
 
     def same_structure(self, root, objects) -> bool:
         """True while no object was added, removed, reparented, renamed, re-kinded or
@@ -137,14 +139,24 @@ class ScanCache:
             bpy.context.evaluated_depsgraph_get()  # lets the depsgraph report transform edits
         except (AttributeError, RuntimeError):  # no context: property edits are still tracked
             pass
-        touched, moved = self._edits.read()
+        touched, visual, moved = self._edits.read_visual_apart()
         for entry in self.entries.values():
             entry.pending |= touched
             entry.moved |= moved
+            entry.visual |= visual
         key = root.as_pointer()
         objects = root.children_recursive
         entry = self.entries.get(key)
         updated = None
+        if entry is not None and key in entry.visual and key not in entry.pending:
+            # `<visual>` only draws: written into the spec in place, not counted as an update
+            # (a running simulation copies it into its model: live/simulation.py _copy_visual)
+            entry.visual.discard(key)
+            found = visual_values(root)
+            if found is None:
+                entry.pending.add(key)  # (what it cannot write, a full scan reports)
+            else:
+                put_visual(entry.spec.visual, found)
         if entry is not None and key not in entry.pending and entry.same_structure(root, objects):
             updated = entry.scanner.refresh(entry.pending, entry.moved)  # None: it cannot
             entry.pending.clear()
@@ -158,6 +170,41 @@ class ScanCache:
         """The Scanner behind `spec(root)` (its `elements` bind objects to ids), or None."""
         entry = self.entries.get(root.as_pointer())
         return entry.scanner if entry else None
+
+
+VISUAL_KINDS = tuple(kind for kind in MODEL_SETTINGS if kind.startswith("visual_"))
+
+
+def visual_values(root) -> list[tuple] | None:
+    """[(part of mjVisual, attribute, value)] of a model root's `<visual>` settings, as a
+    scan writes them into a new spec (and so as MuJoCo compiles them); None where a value
+    cannot be kept (the full scan says what)."""
+    spec = mujoco.MjSpec()
+    model = root.mujoco.model
+    out = []
+    for kind in VISUAL_KINDS:
+        group = getattr(model, kind)
+        only = values.recorded_own(group)
+        if only is None or only:
+            try:
+                spec_io.props_to_settings(group, spec, kind, only=only,
+                                          unless=spec_io.new_spec_settings(kind))
+            except values.UnkeptNumber:
+                return None
+        part = spec_io.KINDS[kind].path.split(".")[1]  # visual.map -> map (visual.global_ -> global_)
+        owner = getattr(spec.visual, part)
+        out += [(part, attr.name, copy.copy(getattr(owner, attr.name))) for attr in spec_io.KINDS[kind].attrs]
+    return out
+
+
+def put_visual(visual, found: list[tuple]) -> None:
+    """`visual_values` into an mjVisual (a spec's `visual`, a model's `vis`). (MuJoCo
+    4.0.1's Python MjModel shows rgba.bv and rgba.bvactive as empty arrays: those two
+    colours, of bounding volumes MJBlend does not draw, cannot be written there.)"""
+    for part, name, value in found:
+        owner = getattr(visual, part)
+        if np.shape(getattr(owner, name)) == np.shape(value):
+            setattr(owner, name, value)
 
 
 def structure_signature(root) -> int:

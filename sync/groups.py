@@ -39,7 +39,7 @@ from ..scan.scene_scan import model_of
 from ..scene import groups
 from . import views
 
-OBJECT_KINDS = ("geom", "site", "joint")  # kinds whose groups show or hide objects
+OBJECT_KINDS = ("geom", "site", "joint", "flex", "skin")  # kinds whose groups show or hide objects
 
 
 def apply(scene, kind: str, around=None) -> int:

@@ -145,7 +145,12 @@ class MJBLEND_PT_controls(_Readout, bpy.types.Panel):
     def draw_row(self, col, model, data, index, obj, name):
         if obj is None:
             return  # no object to hold the slider
+        # as simulate: no row for an actuator group hidden, a greyed one for a disabled group
+        group = int(model.actuator_group[index])
+        if 0 <= group < 6 and not bpy.context.scene.mujoco_overlays.actuator_groups[group]:
+            return
         row = col.row(align=True)
+        row.enabled = not (0 <= group < 31 and model.opt.disableactuator >> group & 1)
         row.prop(obj, "mujoco_ctrl", text=name)
         if model.actuator_ctrllimited[index]:
             low, high = model.actuator_ctrlrange[index]
@@ -258,6 +263,22 @@ class MJBLEND_PT_model(_SidebarPanel, bpy.types.Panel):
             for name in outcome.objects:
                 box.operator("mujoco.select_object", text=f"Select {name}").name = name
         layout.prop(context.scene.mujoco_simulation, "show_inertia")
+        _draw_reload(layout, context)  # (issue 34: Reload, Follow File)
+
+
+def _draw_reload(layout, context):
+    """Reload from File and Follow File, and the last refused reload's message."""
+    row = layout.row(align=True)
+    row.operator("mujoco.reload", icon="FILE_REFRESH")
+    row.prop(context.scene.mujoco_simulation, "follow_file", text="Follow", toggle=True, icon="FILE_TICK")
+    session = scene_session.existing(context.scene)
+    watch = session.file_watch if session is not None else None
+    if watch is not None and watch.error:
+        box = layout.box()
+        box.alert = True
+        box.label(text="Reload refused: the last good model stays", icon="ERROR")
+        for line in textwrap.wrap(watch.error, 48)[:8]:
+            box.label(text=line)
 
 
 class MJBLEND_UL_keyframes(bpy.types.UIList):

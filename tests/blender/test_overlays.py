@@ -90,7 +90,8 @@ def test_switches_and_the_keyboard_operator(ant):
     for _ in range(len(overlay_settings.LABELS)):
         bpy.ops.mujoco.toggle_overlay(overlay="labels")
         kinds.append(scene.mujoco_overlays.labels)
-    assert kinds == ["BODY", "JOINT", "GEOM", "SITE", "NONE"]
+    assert kinds == [key for key, _label, _text in overlay_settings.LABELS[1:]] + ["NONE"]
+    assert kinds[:4] == ["BODY", "JOINT", "GEOM", "SITE"]  # (the released kinds first)
     with pytest.raises(RuntimeError, match="No MuJoCo overlay 'contacts'"):
         bpy.ops.mujoco.toggle_overlay(overlay="contacts")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
@@ -39,7 +40,8 @@ def options(scene) -> overlays.Options:
         **{name: getattr(switches, name) for name, _label, _text in settings.OVERLAYS
            if name != "perturbation"},
         joint_groups=tuple(switches.joint_groups), tendon_groups=tuple(switches.tendon_groups),
-        actuator_groups=tuple(switches.actuator_groups))
+        actuator_groups=tuple(switches.actuator_groups), frame=switches.frame,
+        geom_groups=tuple(switches.geom_groups), site_groups=tuple(switches.site_groups))
 
 
 def _to_blender(world: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -53,9 +55,12 @@ def of_scene(scene) -> Drawn:
     running = owner.simulation
     switches = settings.get(scene)
     shot = running.latest if running is not None else None
+    selection = _selection(running, shot) if switches.labels in SELECTION_LABELS else None
     key = (shot, switches.labels, tuple(switches.geom_groups), tuple(switches.site_groups),
+           tuple(switches.flex_groups), tuple(switches.skin_groups),
            switches.perturbation, scene.mujoco_simulation.show_inertia, options(scene),
-           tuple(map(tuple, running.binding.world)) if running is not None else None)
+           tuple(map(tuple, running.binding.world)) if running is not None else None,
+           None if selection is None else (selection[0], tuple(selection[1])))
     cached = owner.overlay_layers
     if cached is not None and cached[0] == key and shot is not None:
         return cached[1]
@@ -66,7 +71,8 @@ def of_scene(scene) -> Drawn:
             layer.lines, layer.points = _to_blender(world, layer.lines), _to_blender(world, layer.points)
             layers.append(layer)
         if switches.labels != "NONE":
-            named = overlays.labels(shot.model, shot, switches.labels, _label_mask(shot.model, switches))
+            named = overlays.labels(shot.model, shot, switches.labels, _label_mask(shot.model, switches),
+                                    selection)
             if named:
                 moved = _to_blender(world, np.array([pos for _text, pos in named]))
                 labels = [(text, pos) for (text, _pos), pos in zip(named, moved, strict=True)]
@@ -88,15 +94,43 @@ def of_scene(scene) -> Drawn:
     return drawn
 
 
+# label kind: (its elements' group switches, the model's group of each, as MuJoCo clamps them)
+_GROUPED_LABELS = {"GEOM": ("geom_groups", "geom_group"), "SITE": ("site_groups", "site_group"),
+                   "JOINT": ("joint_groups", "jnt_group"), "TENDON": ("tendon_groups", "tendon_group"),
+                   "ACTUATOR": ("actuator_groups", "actuator_group"), "FLEX": ("flex_groups", "flex_group"),
+                   "SKIN": ("skin_groups", "skin_group")}
+SELECTION_LABELS = ("SELECTION", "SELPNT")
+_COUNTS = {"flex_group": "nflex", "skin_group": "nskin"}  # (arrays the bindings size otherwise)
+
+
 def _label_mask(model, switches):
-    """Geoms and sites of hidden groups get no label; bodies and joints always do."""
-    if switches.labels == "GEOM":
-        return np.asarray(switches.geom_groups, bool)[np.clip(model.geom_group, 0, 5)]
-    if switches.labels == "SITE":
-        return np.asarray(switches.site_groups, bool)[np.clip(model.site_group, 0, 5)]
-    if switches.labels == "JOINT":
-        return np.asarray(switches.joint_groups, bool)[np.clip(model.jnt_group, 0, 5)]
-    return None
+    """Elements of hidden groups get no label (as MuJoCo's viewer); other kinds have no groups."""
+    grouped = _GROUPED_LABELS.get(switches.labels)
+    if grouped is None:
+        return None
+    switch, array = grouped
+    ids = getattr(model, array)
+    if array in _COUNTS:
+        ids = ids[:getattr(model, _COUNTS[array])]
+    return np.asarray(getattr(switches, switch), bool)[np.clip(ids, 0, 5)]
+
+
+def _selection(running, shot):
+    """(body id, point in its frame) MuJoCo's selection labels show: the grabbed body
+    and point while the mouse spring holds one, else the active object's body and
+    the object's origin; None when neither is a body."""
+    if shot is None:
+        return None
+    if shot.grab is not None:
+        body, point = shot.grab.body, np.asarray(shot.grab.point)
+    else:
+        active = bpy.context.view_layer.objects.active if bpy.context.view_layer is not None else None
+        body = running.binding.body_of(active) if active is not None else None
+        if body is None or body <= 0 or body >= shot.model.nbody:
+            return None
+        point = running.binding.to_mujoco(active.matrix_world.translation)
+    local = shot.xmat[body].reshape(3, 3).T @ (point - shot.xpos[body])
+    return int(body), local
 
 
 def checked_inertia_boxes(scene):

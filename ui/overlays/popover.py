@@ -1,6 +1,7 @@
 """The 3D viewport header's MuJoCo popover: every overlay switch (with its
-add-on key), the labels, and the groups 0-5 of geoms, sites, joints, tendons
-and actuators, as MuJoCo's own viewer lists them."""
+add-on key), the labels and frames, the groups 0-5 of geoms, sites, joints,
+tendons, actuators, flexes and skins, and which actuator groups are enabled, as
+MuJoCo's own viewer lists them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import bpy
 
 from ...scan import scene_scan
 from ...components import overlay_settings as settings
+from ...operators import groups
 
 
 class MJBLEND_PT_overlays(bpy.types.Panel):
@@ -15,7 +17,7 @@ class MJBLEND_PT_overlays(bpy.types.Panel):
     bl_label = "MuJoCo Overlays"
     bl_space_type = "VIEW_3D"
     bl_region_type = "HEADER"
-    bl_ui_units_x = 13
+    bl_ui_units_x = 16
 
     def draw(self, context):
         layout = self.layout
@@ -26,13 +28,21 @@ class MJBLEND_PT_overlays(bpy.types.Panel):
             grid.prop(switches, name, text=label)
         grid.prop(context.scene.mujoco_simulation, "show_inertia", text="Inertia Boxes")
         layout.prop(switches, "labels")
+        layout.prop(switches, "frame")
         layout.separator()
         layout.label(text="Groups")
         for kind in settings.GROUP_KINDS:
             row = layout.row(align=True)
-            row.label(text=f"{kind.title()}s")
+            row.label(text="Flexes" if kind == "flex" else f"{kind.title()}s")
             for group in range(settings.NGROUP):
                 row.prop(switches, f"{kind}_groups", index=group, text=str(group), toggle=True)
+            if kind == "actuator":  # simulate's Actuator Group Enable (disableactuator)
+                disabled = groups.disabled_actuator_groups(context.scene)
+                row = layout.row(align=True)
+                row.label(text="Enabled")
+                for group in range(settings.NGROUP):
+                    row.operator("mujoco.toggle_actuator_group", text=str(group),
+                                 depress=not disabled >> group & 1).group = group
 
 
 def draw_header_button(self, context):

@@ -1,4 +1,5 @@
-"""Draws the plots and the profiler line in a bottom corner of the 3D viewport
+"""Draws the plots, MuJoCo's profiler figures, the Info line and the profiler line in
+a bottom corner of the 3D viewport
 (a POST_PIXEL handler: region pixels), with Blender's `gpu` and `blf` modules.
 
 The runner builds the plots with each snapshot (engine/plots.py): this asks it
@@ -18,9 +19,11 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from ...engine import commands, plots
+from ...engine import commands, info, plots
 from ...live import profile, scene_session
+from .. import readouts
 from ..drawing import builtin_shader, text_size
+from ..overlays import labels
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
 TITLE, BOTTOM, LEFT, RIGHT = 22, 16, 46, 8  # room around a figure's plotting area
@@ -32,6 +35,8 @@ BACKGROUND = (0.05, 0.05, 0.05, 0.8)
 AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
 TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
 _handles: list = []
+MUJOCO_TITLES = frozenset(figure[0] for figure in info.FIGURES)  # (their text is drawn from textures)
+_text_atlases: dict = {}  # (texts, size, colour) -> labels.Atlas or None: the MuJoCo figures' text
 
 
 def color(component: int) -> tuple:
@@ -47,12 +52,14 @@ class Layout:
     figures: tuple
     left_out: int
     profiler: tuple | None
+    info: tuple | None = None  # simulate's Info on one line, as `profiler`
 
 
 def ask(scene, running) -> plots.Request:
     """Send the scene's plot request to the simulation's runner if it has another
     (once: the next snapshots answer it). Returns the request."""
     request = scene.mujoco_plots.request()
+    readouts.ask(scene, running)  # (the watched fields and the MuJoCo figures' switch)
     shot = running.latest
     current = shot.plots.request if shot.plots is not None else plots.Request()
     if request != current and running.plot_request != request:
@@ -70,7 +77,8 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
     does not simulate."""
     running = scene_session.simulation(scene)
     settings = scene.mujoco_plots
-    if running is None or not (settings.show_plots or settings.show_profiler):
+    if running is None or not (settings.show_plots or settings.show_profiler or settings.show_info
+                               or settings.show_figures):
         return None
     shot = running.latest
     w, h, margin = WIDTH * scale, HEIGHT * scale, MARGIN * scale
@@ -81,16 +89,29 @@ def layout(scene, width: float, height: float, scale: float = 1.0,
         edge, align = (left, "LEFT") if settings.side == "LEFT" else (left + w, "RIGHT")
         profiler = (profile.of(running).line(shot), edge, bottom + 4 * scale, align)
         bottom += PROFILER_HEIGHT * scale
+    info_line = None
+    if settings.show_info and shot.info is not None:
+        edge, align = (left, "LEFT") if settings.side == "LEFT" else (left + w, "RIGHT")
+        info_line = (readouts.info_line(running), edge, bottom + 4 * scale, align)
+        bottom += PROFILER_HEIGHT * scale
     figures = []
+    wanted = []  # (a function of the plotting area -> Figure), top to bottom
+    if settings.show_figures and shot.figures is not None:
+        for (title, labels, xrange, yrange), lines in zip(info.FIGURES, info.figure_lines(shot.figures),
+                                                          strict=True):
+            wanted.append(lambda rect, t=title, la=labels, li=lines, xr=xrange, yr=yrange:
+                          plots.figure_xy(t, la, li, rect, xr, yr))
     shown = shot.plots.series if settings.show_plots and shot.plots is not None else ()
+    for index in range(len(shown)):
+        wanted.append(lambda rect, i=index: plots.figure(str(shown[i].spec), shot.plots, i, rect))
     room = max(0, int((height - bottom - margin) // (h + GAP * scale)))
-    for index in reversed(range(min(room, len(shown)))):  # (the first channel on top)
+    for index in reversed(range(min(room, len(wanted)))):  # (the first one on top)
         frame = (left, bottom, w, h)
         rect = (left + LEFT * scale, bottom + BOTTOM * scale, w - (LEFT + RIGHT) * scale,
                 h - (BOTTOM + TITLE) * scale)
-        figures.append((frame, plots.figure(str(shown[index].spec), shot.plots, index, rect)))
+        figures.append((frame, wanted[index](rect)))
         bottom += h + GAP * scale
-    return Layout(tuple(reversed(figures)), max(0, len(shown) - room), profiler)
+    return Layout(tuple(reversed(figures)), max(0, len(wanted) - room), profiler, info_line)
 
 
 # ------------------------------------------------------------------ drawing
@@ -143,8 +164,15 @@ class _Painter:
         batch_for_shader(self.line, "LINES", {"pos": points}).draw(self.line)
 
 
+TICK = 4.0  # half the width of the short dash a one-point line draws (pixels)
+
+
 def segments(line: np.ndarray) -> np.ndarray:
-    """A polyline (n, 2) as line segments: (2 (n - 1), 3) float32 points, z 0."""
+    """A polyline (n, 2) as line segments: (2 (n - 1), 3) float32 points, z 0; one point
+    as a short horizontal dash (a solver that converged in one iteration still shows)."""
+    if len(line) == 1:
+        x, y = line[0]
+        return np.array([(x - TICK, y, 0.0), (x + TICK, y, 0.0)], dtype="f4")
     out = np.zeros((2 * max(len(line) - 1, 0), 3), dtype="f4")
     out[0::2, :2] = line[:-1]
     out[1::2, :2] = line[1:]
@@ -161,30 +189,68 @@ def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
         grid += [p for v, _ in fig.yticks for p in ((x, v), (x + w, v))]
         axes += [(x, y), (x + w, y), (x, y), (x, y + h)]
         for component, line in enumerate(fig.lines):
-            lines.setdefault(component, []).append(segments(line))
+            lines.setdefault(fig.colors[component] if fig.colors else component, []).append(segments(line))
     paint.segments(grid, GRID)
     paint.segments(axes, AXES)
     for component, pieces in lines.items():
         paint.segments(np.concatenate(pieces), color(component), LINE_WIDTH * scale)
     text_size(TEXT_SIZE * scale)
+    batched = []
     for frame, fig in placed:
-        _figure_text(frame, fig, scale)
+        items = figure_text(frame, fig, scale)
+        if fig.title in MUJOCO_TITLES:
+            batched += items
+        else:  # (a sensor plot's ticks move every frame: a texture would be made each frame)
+            for text, x, y, rgba in items:
+                _text(text, x, y, rgba)
+    _draw_text_batched(batched, TEXT_SIZE * scale)
 
 
-def _figure_text(frame, fig: plots.Figure, scale: float) -> None:
+def figure_text(frame, fig: plots.Figure, scale: float) -> list[tuple]:
+    """A figure's texts: (text, x, y of its baseline's start, colour) each (the current blf size)."""
     x, y, w, h = fig.rect
     top = frame[1] + frame[3] - 13 * scale
-    _text(fig.title, frame[0] + 6 * scale, top, TEXT)
+    out = [(fig.title, frame[0] + 6 * scale, top, TEXT)]
     right = frame[0] + frame[2] - 6 * scale
     for component in reversed(range(len(fig.labels))):  # the legend, right-aligned
-        _text(fig.labels[component], right, top, color(component), "RIGHT")
-        right -= blf.dimensions(0, fig.labels[component])[0] + 6 * scale
+        right -= blf.dimensions(0, fig.labels[component])[0]
+        out.append((fig.labels[component], right, top, color(component)))
+        right -= 6 * scale
     if fig.error:
-        _text(fig.error[:80], x + 4 * scale, y + h / 2, ERROR)
+        out.append((fig.error[:80], x + 4 * scale, y + h / 2, ERROR))
     for value, label in fig.yticks:
-        _text(label, x - 4 * scale, value - 4 * scale, TEXT, "RIGHT")
+        out.append((label, x - 4 * scale - blf.dimensions(0, label)[0], value - 4 * scale, TEXT))
     for at, label in fig.xticks:
-        _text(label, at, frame[1] + 3 * scale, TEXT, "CENTER")
+        out.append((label, at - blf.dimensions(0, label)[0] / 2, frame[1] + 3 * scale, TEXT))
+    return out
+
+
+def _draw_text_batched(items: list, size: float) -> None:
+    """Texts that rarely change (the MuJoCo figures': fixed titles and legends, ticks that
+    change only when a range grows) from textures, one draw call per colour
+    (overlays/labels.Atlas): a blf.draw costs ~0.1 ms on a software renderer, and these
+    are ~60. A new text set makes its texture once."""
+    by_color: dict = {}
+    for text, x, y, rgba in items:
+        by_color.setdefault(tuple(rgba), []).append((text, x, y))
+    for rgba, entries in by_color.items():
+        key = (tuple(entry[0] for entry in entries), size, rgba)
+        if key not in _text_atlases:
+            if len(_text_atlases) > 32:  # (old tick sets)
+                _text_atlases.clear()
+            try:
+                _text_atlases[key] = labels.Atlas(key[0], size, rgba)
+            except (ValueError, RuntimeError):
+                _text_atlases[key] = None
+        atlas = _text_atlases[key]
+        if atlas is None:
+            text_size(size)
+            for text, x, y in entries:
+                _text(text, x, y, rgba)
+        else:
+            atlas.draw(np.array([(x, y) for _text_, x, y in entries], float), np.ones(len(entries), bool))
+    gpu.state.blend_set("ALPHA")  # (Atlas.draw leaves blending off)
+    text_size(size)  # (an Atlas made now set its own)
 
 
 def insets(area, region) -> tuple[float, float]:
@@ -226,8 +292,10 @@ def draw() -> None:
         frame = placed.figures[0][0]
         _text(f"{placed.left_out} more plot{'s' if placed.left_out > 1 else ''}: a taller view shows them",
               frame[0], frame[1] + frame[3] + 4 * scale, TEXT)
-    if placed.profiler is not None:
-        text, x, y, align = placed.profiler
+    for line in (placed.profiler, placed.info):
+        if line is None:
+            continue
+        text, x, y, align = line
         width = blf.dimensions(0, text)[0]
         x = x if align == "LEFT" else x - width
         paint.rects([(x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale)], BACKGROUND)
@@ -242,5 +310,6 @@ def register():
 
 
 def unregister():
+    _text_atlases.clear()
     while _handles:
         bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")
