@@ -105,6 +105,7 @@ class LiveSimulation:
         self.moving_pointers: set = set()  # what the simulation writes (its depsgraph reports are not edits)
         self.profile = None  # live/profile.py's Profile, made when first shown
         self.plot_request = None  # the plots' last engine.plots.Request sent (ui/plots)
+        self.readout_request = None  # the (watch, figures) requests last sent (ui/readouts.ask)
         self.reported_message = 0  # message_id of the last snapshot message reported
         self._pending_controls: dict[int, tuple[int, float]] = {}  # actuator -> (seq, value)
         self._pending_positions: dict[int, tuple[int, float]] = {}  # joint -> (seq, value)

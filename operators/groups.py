@@ -8,6 +8,7 @@ import bpy
 from bpy.props import EnumProperty, IntProperty
 
 from ..components import overlay_settings as settings
+from ..scene import groups as scene_groups
 
 KINDS = [(kind, f"{kind.title()}s", f"The {kind} groups") for kind in settings.GROUP_KINDS]
 
@@ -49,16 +50,6 @@ class MUJOCO_OT_toggle_group(bpy.types.Operator):
         return {"FINISHED"}
 
 
-def disabled_actuator_groups(scene) -> int:
-    """MuJoCo's `opt.disableactuator` bits the scene simulates with: its option
-    override when that is on, else the (first) model's own option."""
-    override = scene.mujoco_simulation.override
-    if override.use_disableactuator:
-        return int(override.disableactuator)
-    root = next((obj for obj in scene.objects if obj.mujoco.kind == "MODEL"), None)
-    return int(root.mujoco.model.option.disableactuator) if root is not None else 0
-
-
 class MUJOCO_OT_toggle_actuator_group(bpy.types.Operator):
     """Enable or disable the actuators of one group (simulate's Actuator Group Enable):
     MuJoCo's option disableactuator, set as an option override, which reaches a running
@@ -78,7 +69,7 @@ class MUJOCO_OT_toggle_actuator_group(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        bits = disabled_actuator_groups(context.scene) ^ (1 << self.group)
+        bits = scene_groups.disabled_actuator_groups(context.scene) ^ (1 << self.group)
         override = context.scene.mujoco_simulation.override
         override.disableactuator = bits  # (each update sends the overrides to a running simulation)
         override.use_disableactuator = True

@@ -78,3 +78,13 @@ def element_group(obj, classes) -> int:
 def root_classes(root) -> dict:
     """{name: class item} of a model root's default classes."""
     return {item.name: item for item in root.mujoco.model.defaults}
+
+
+def disabled_actuator_groups(scene) -> int:
+    """MuJoCo's `opt.disableactuator` bits the scene simulates with: its option
+    override when that is on, else the (first) model's own option."""
+    override = scene.mujoco_simulation.override
+    if override.use_disableactuator:
+        return int(override.disableactuator)
+    root = next((obj for obj in scene.objects if obj.mujoco.kind == "MODEL"), None)
+    return int(root.mujoco.model.option.disableactuator) if root is not None else 0

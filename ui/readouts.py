@@ -9,14 +9,10 @@ commands.Profile), from the panels' and the viewport's draws.
 
 from __future__ import annotations
 
-import weakref
-
 import bpy
 
 from ..engine import commands, info, watch
 from ..live import profile, scene_session
-
-_asked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # LiveSimulation -> (watch, profile) sent
 
 
 def ask(scene, running) -> None:
@@ -24,14 +20,14 @@ def ask(scene, running) -> None:
     since the last ones sent (once: the next snapshots answer)."""
     settings = scene.mujoco_plots
     wanted = (settings.watch_request(), settings.profile_request())
-    sent = _asked.get(running, (watch.Request(), info.Request()))
+    sent = running.readout_request or (watch.Request(), info.Request())
     if wanted == sent:
         return
     if wanted[0] != sent[0]:
         running.queue(commands.Watch(wanted[0]))
     if wanted[1] != sent[1]:
         running.queue(commands.Profile(wanted[1]))
-    _asked[running] = wanted
+    running.readout_request = wanted
 
 
 def fps(running) -> float | None:

@@ -9,7 +9,7 @@ import bpy
 
 from ...scan import scene_scan
 from ...components import overlay_settings as settings
-from ...operators import groups
+from ...scene import groups as scene_groups
 
 
 class MJBLEND_PT_overlays(bpy.types.Panel):
@@ -37,7 +37,7 @@ class MJBLEND_PT_overlays(bpy.types.Panel):
             for group in range(settings.NGROUP):
                 row.prop(switches, f"{kind}_groups", index=group, text=str(group), toggle=True)
             if kind == "actuator":  # simulate's Actuator Group Enable (disableactuator)
-                disabled = groups.disabled_actuator_groups(context.scene)
+                disabled = scene_groups.disabled_actuator_groups(context.scene)
                 row = layout.row(align=True)
                 row.label(text="Enabled")
                 for group in range(settings.NGROUP):
