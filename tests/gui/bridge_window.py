@@ -151,6 +151,16 @@ def park_mouse(window, area):
                     str(window.height - (area.y + area.height // 2))], check=True)
 
 
+def scroll_to_end(window, area, sidebar):
+    """(Generator) The sidebar scrolled to its bottom with the mouse wheel: the tab's
+    panels (the Simulation panel open, with its sub-panels) can be taller than the view."""
+    x, y = x11(window, area, sidebar.x - area.x + sidebar.width // 2, sidebar.y - area.y + sidebar.height // 2)
+    subprocess.run(["xdotool", "mousemove", "--window", blender_window(), str(x), str(y),
+                    "click", "--repeat", "40", "--delay", "20", "5"], check=True)
+    yield 0.3
+    park_mouse(window, area)
+
+
 def bridge_header(area, sidebar):
     """(Generator) Area-pixel (x, y) of the middle of the Bridge panel's header: the
     lowest band of the sidebar that is not the magenta viewport behind it (the panel
@@ -289,6 +299,7 @@ def steps():
     # -------------------------------------------- Start Bridge, with the real mouse
     yield from open_sidebar_tab(window, area, "MJBLEND_PT_simulation")
     assert "MJBLEND_PT_simulation" in report["drawn"], "the sidebar's MuJoCo tab did not draw"
+    yield from scroll_to_end(window, area, sidebar)
     hx, hy = yield from bridge_header(area, sidebar)
     report["header_click"] = x11(window, area, hx, hy)
     yield from click(*report["header_click"], ctrl=True)  # open it, close the others

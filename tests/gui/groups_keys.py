@@ -85,8 +85,9 @@ def record_listing():
 
     def draw_kmi(display_keymaps, kc, km, kmi, layout, level):
         properties = kmi.properties
-        names = [p.identifier for p in properties.bl_rna.properties if p.identifier != "rna_type"] \
-            if properties is not None else []
+        names = [p.identifier for p in properties.bl_rna.properties
+                 if p.identifier != "rna_type" and properties.is_property_set(p.identifier)] \
+            if properties is not None else []  # (the item's own values: an unset file path is not one)
         entry = [kmi.idname, kmi.type, bool(kmi.shift), bool(kmi.ctrl), bool(kmi.alt),
                  {n: getattr(properties, n) for n in names}]
         if entry not in drawn:

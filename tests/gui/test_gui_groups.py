@@ -71,4 +71,4 @@ def test_overlay_keys_switch_their_overlays(pressed):
 def test_the_key_listing_draws_every_item(pressed):
     _proc, report, _folder = pressed
     assert sorted(map(str, report["listed"])) == sorted(map(str, report["items"]))
-    assert len(report["items"]) == 27
+    assert len(report["items"]) == 28
