@@ -43,7 +43,6 @@ class Glyphs:
         _width, tall = blf.dimensions(0, "Ag")  # (one line's height, descender included)
         self.descent = round(tall * 0.3)
         self.cell = (int(ink.max()) + 2 * PAD + 2, int(tall) + 2 * PAD + 1)
-        self.quad_width = np.minimum(np.ceil(ink) + 2 * PAD + 1, self.cell[0])  # (its glyph's width)
         self.size = (len(chars) * self.cell[0], len(colors) * self.cell[1])
         self.offscreen = gpu.types.GPUOffScreen(*self.size)
         width, height = self.size
@@ -65,6 +64,29 @@ class Glyphs:
                     for column, c in enumerate(chars):
                         blf.position(0, column * self.cell[0] + PAD, baseline, 0)
                         blf.draw(0, c)
+        self.box = self._ink(len(chars))
+
+    def _ink(self, count: int) -> np.ndarray:
+        """Each glyph's quad in its cell, (x, y, width, height): the box of the texels it
+        covers (a software renderer's time goes with the pixels drawn; width 0: a space),
+        the whole cell where the texture cannot be read back."""
+        w, h = self.cell
+        box = np.tile(np.array((0.0, 0.0, w, h)), (count, 1))
+        try:
+            texels = np.asarray(self.offscreen.texture_color.read())
+        except (TypeError, ValueError, RuntimeError, SystemError):
+            return box
+        if texels.size != self.size[0] * self.size[1] * 4:
+            return box
+        covered = texels.reshape(self.size[1], self.size[0], 4)[:h, :, 3] > 0  # (the first row's cells)
+        for code in range(count):
+            cell = covered[:, code * w:(code + 1) * w]
+            columns, rows = np.flatnonzero(cell.any(axis=0)), np.flatnonzero(cell.any(axis=1))
+            if not len(columns):
+                box[code] = 0.0
+            else:
+                box[code] = (columns[0], rows[0], columns[-1] + 1 - columns[0], rows[-1] + 1 - rows[0])
+        return box
 
     def takes(self, text: str, rgba) -> bool:
         return tuple(rgba) in self.colors and text.isascii() and text.isprintable()
@@ -86,16 +108,16 @@ class Glyphs:
         pen -= np.repeat(pen[starts] if len(codes) else np.zeros(0), lengths)
         origin = np.array([(x, y) for _t, x, y, _c in items], float).reshape(-1, 2)
         rows = np.array([self.colors[tuple(rgba)] for _t, _x, _y, rgba in items], int)
-        drawn = codes != 0  # (spaces take no quad)
+        box = self.box[codes]
+        drawn = box[:, 2] > 0  # (a space takes no quad)
         w, h = self.cell
         # whole pixels, texel on pixel (overlays/labels.Atlas: a fraction of a pixel blurs the strokes)
         start = origin[owner] + np.stack([pen, np.zeros_like(pen)], axis=1)
-        corner = np.round(start) - (PAD, PAD + self.descent)
-        cell = np.stack([codes * w, rows[owner] * h], axis=1).astype(float)
-        corner, cell = corner[drawn], cell[drawn]
+        corner = np.round(start) - (PAD, PAD + self.descent) + box[:, :2]
+        cell = np.stack([codes * w, rows[owner] * h], axis=1) + box[:, :2]
+        corner, cell, box = corner[drawn], cell[drawn], box[drawn]
         unit = np.array([(0, 0), (1, 0), (1, 1), (0, 0), (1, 1), (0, 1)], float)  # two triangles
-        sides = np.stack([self.quad_width[codes[drawn]], np.full(len(corner), h)], axis=1)
-        shape = unit[None] * sides[:, None]
+        shape = unit[None] * box[:, None, 2:]
         pos = (corner[:, None] + shape).reshape(-1, 2)
         uv = ((cell[:, None] + shape) / np.array(self.size, float)).reshape(-1, 2)
         return pos.astype("f4"), uv.astype("f4")
