@@ -327,12 +327,14 @@ def readouts_gui_part(repeat: int) -> None:
     print(f"4. 3D view redraw without readouts {off * 1e3:6.2f} ms, with the Info line and 4 figures "
           f"{on * 1e3:6.2f} ms: {f['extra'] * 1e3:+6.2f} ms per frame ({on / off:.2f}x)  "
           f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
-    print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
-          f"{f['callback']['on'] * 1e3:.2f} ms with")
-    for config, label in (("no text", "blf's text left out (the Info line: the figures' text is textures)"),
-                          ("thin lines", "1-pixel lines")):
-        print(f"   with {label}: callbacks {f['callback'][config] * 1e3:.2f} ms, redraw "
-              f"{f['redraw'][config] * 1e3:.2f} ms")
+    callback = f["callback"]
+    print(f"   MJBlend's draw callbacks inside it: {callback['off'] * 1e3:.2f} ms without, "
+          f"{callback['on'] * 1e3:.2f} ms with (Python and the driver: llvmpipe rasterizes later); "
+          f"waiting for the GPU before and after, the corner's whole cost: {callback['synced'] * 1e3:.2f} ms")
+    floor = {name: callback[f"floor {name}"] * 1e3 for name in ("one quad", "backgrounds", "blf line")}
+    print(f"   floors, the same way: one small quad {floor['one quad']:.2f} ms, one quad the size of the "
+          f"figures' and Info line's backgrounds {floor['backgrounds']:.2f} ms, the Info line with blf "
+          f"{floor['blf line']:.2f} ms")
 
 
 def main() -> None:
