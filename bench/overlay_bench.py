@@ -29,10 +29,12 @@ about one core of real throughput).
 4. simulate's readouts (issue 34) on the humanoid: the Info line and the four MuJoCo
    figures (Counts, Convergence, CPU time, Dimensions). In the bpy module: a display
    frame of simulation with them against without (the snapshot's extras on the
-   runner: Info, always, and the figures' data when shown; the corner's layout and the
-   figures' segments, a new snapshot each frame), and the extras' parts alone. In the
-   GUI: the 3D view's redraw with them against without, interleaved. Target: <= 1 ms
-   per frame. `--readouts-only` runs this case alone.
+   runner: Info, always, and the figures' data when shown; the corner's layout, the
+   figures' segments and texts' places, a new snapshot each frame), and the extras' parts
+   alone. In the GUI: the 3D view's redraw with them against without, interleaved; the
+   corner's whole cost (waiting for llvmpipe, which rasterizes after the callback
+   returns) and the floors (one small quad, one quad of the backgrounds' area, the
+   Info line with blf). Target: <= 1 ms per frame. `--readouts-only` runs this case alone.
 """
 
 from __future__ import annotations
@@ -258,11 +260,9 @@ def readouts_bpy_part(frames: int, repeat: int) -> None:
         running.send(commands.Step(per_frame))
         running.show(force=True)
         bpy.context.view_layer.update()
-        if on:  # (what the draw callback computes before its GPU calls)
+        if on:  # (what the draw callback computes before its GPU calls, but the glyphs' quads)
             placed = draw.layout(scene, 1400, 1200)
-            for _frame, fig in placed.figures:
-                for line in fig.lines:
-                    draw.segments(line)
+            draw.figure_parts(placed.figures, 1.0)
         return time.perf_counter() - start
 
     def switch(on: bool) -> None:
