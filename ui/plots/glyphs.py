@@ -2,9 +2,8 @@
 one texture: the printable ASCII characters are drawn once with blf into it, a row per
 colour, and each frame draws a quad per character of every text in one draw call.
 
-A blf.draw is a draw call per glyph outside Blender's own UI (no glyph batching from
-Python), and each one waits for the software renderer (llvmpipe) to finish what was
-queued before it: the Info line alone cost ~4 ms a frame that way, and the figures'
+A blf.draw waits for the software renderer (llvmpipe) to finish what was queued
+before it: the Info line's showed as ~4 ms of the draw callback, and the figures'
 text textures (one per set of texts and colour, remade when a tick changes) drew a
 quad as wide as the widest text for every text (bench/overlay_bench.py case 4).
 Characters are placed at whole pixels by their advances (blf's own string layout puts
