@@ -29,10 +29,12 @@ about one core of real throughput).
 4. simulate's readouts (issue 34) on the humanoid: the Info line and the four MuJoCo
    figures (Counts, Convergence, CPU time, Dimensions). In the bpy module: a display
    frame of simulation with them against without (the snapshot's extras on the
-   runner: Info, always, and the figures' data when shown; the corner's layout and the
-   figures' segments, a new snapshot each frame), and the extras' parts alone. In the
-   GUI: the 3D view's redraw with them against without, interleaved. Target: <= 1 ms
-   per frame. `--readouts-only` runs this case alone.
+   runner: Info, always, and the figures' data when shown; the corner's layout, the
+   figures' segments and texts' places, a new snapshot each frame), and the extras' parts
+   alone. In the GUI: the 3D view's redraw with them against without, interleaved; the
+   corner's whole cost (waiting for llvmpipe, which rasterizes after the callback
+   returns) and the floors (one small quad, one quad of the backgrounds' area, the
+   Info line with blf). Target: <= 1 ms per frame. `--readouts-only` runs this case alone.
 """
 
 from __future__ import annotations
@@ -258,11 +260,9 @@ def readouts_bpy_part(frames: int, repeat: int) -> None:
         running.send(commands.Step(per_frame))
         running.show(force=True)
         bpy.context.view_layer.update()
-        if on:  # (what the draw callback computes before its GPU calls)
+        if on:  # (what the draw callback computes before its GPU calls, but the glyphs' quads)
             placed = draw.layout(scene, 1400, 1200)
-            for _frame, fig in placed.figures:
-                for line in fig.lines:
-                    draw.segments(line)
+            draw.figure_parts(placed.figures, 1.0)
         return time.perf_counter() - start
 
     def switch(on: bool) -> None:
@@ -327,12 +327,14 @@ def readouts_gui_part(repeat: int) -> None:
     print(f"4. 3D view redraw without readouts {off * 1e3:6.2f} ms, with the Info line and 4 figures "
           f"{on * 1e3:6.2f} ms: {f['extra'] * 1e3:+6.2f} ms per frame ({on / off:.2f}x)  "
           f"(target <= +{READOUTS_TARGET * 1e3:g} ms)")
-    print(f"   MJBlend's draw callbacks inside it: {f['callback']['off'] * 1e3:.2f} ms without, "
-          f"{f['callback']['on'] * 1e3:.2f} ms with")
-    for config, label in (("no text", "blf's text left out (the Info line: the figures' text is textures)"),
-                          ("thin lines", "1-pixel lines")):
-        print(f"   with {label}: callbacks {f['callback'][config] * 1e3:.2f} ms, redraw "
-              f"{f['redraw'][config] * 1e3:.2f} ms")
+    callback = f["callback"]
+    print(f"   MJBlend's draw callbacks inside it: {callback['off'] * 1e3:.2f} ms without, "
+          f"{callback['on'] * 1e3:.2f} ms with (Python and the driver: llvmpipe rasterizes later); "
+          f"waiting for the GPU before and after, the corner's whole cost: {callback['synced'] * 1e3:.2f} ms")
+    floor = {name: callback[f"floor {name}"] * 1e3 for name in ("one quad", "backgrounds", "blf line")}
+    print(f"   floors, the same way: one small quad {floor['one quad']:.2f} ms, one quad the size of the "
+          f"figures' and Info line's backgrounds {floor['backgrounds']:.2f} ms, the Info line with blf "
+          f"{floor['blf line']:.2f} ms")
 
 
 def main() -> None:

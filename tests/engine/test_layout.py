@@ -49,7 +49,7 @@ RUNTIME_REGISTRIES = {
     "ui/plots/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
     "ui/overlays/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
     "ui/overlays/labels.py:_atlases": "GPU textures of label texts, shared by every scene",
-    "ui/plots/draw.py:_text_atlases": "GPU textures of the MuJoCo figures' texts, shared by every scene",
+    "ui/plots/draw.py:_glyphs": "GPU textures of the viewport corner's glyphs, one per text size",
     "operators/plots.py:_items": "enum item strings Blender keeps pointers to",
     "components/camera_preview_settings.py:_items": "enum item strings Blender keeps pointers to",
     "ui/camera_preview/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",

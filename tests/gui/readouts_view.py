@@ -89,6 +89,12 @@ def steps():
         report["info"] = {"nefc": shot.info.nefc, "ncon": shot.info.ncon, "time": shot.info.time,
                           "contacts": len(shot.contacts), "steps_timed": int(shot.info.timer_number[0])}
         report["info_line"] = placed.info[0] if placed.info else ""
+        if placed.info:  # its background strip, in the area's screenshot (as plots/draw.py draws it)
+            text, x, y, align = placed.info
+            width = plot_draw.text_width(text, plot_draw.TEXT_SIZE * scale)
+            x = x if align == "LEFT" else x - width
+            report["info_box"] = [x - 4 * scale + offset[0], y - 5 * scale + offset[1], width + 8 * scale,
+                                  plot_draw.PROFILER_HEIGHT * scale]
         report["figure_data"] = {"timers": shot.figures.timers.shape[1], "sizes": shot.figures.sizes.shape[1],
                                  "nv": float(shot.figures.sizes[0, 0]), "model_nv": shot.model.nv}
         costs = []

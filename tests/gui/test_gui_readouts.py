@@ -60,3 +60,15 @@ def test_info_watch_and_figures_while_playing(shown):
         counts = [_count(pixels, color, figure["rect"]) for color in report["colors"][:len(figure["labels"])]]
         assert sum(c > 0 for c in counts) >= 3, (figure["title"], counts)  # (flat lines may overlap)
         assert sum(counts) > 100, (figure["title"], counts)
+    # the texts, drawn from the glyph texture: the Info line's characters light on its dark strip,
+    # each legend label in its line's colour in the figure's title row
+    x, y, w, h = (int(round(v)) for v in report["info_box"])
+    strip = pixels[max(0, y):y + h, max(0, x):x + w]
+    glyphs = len(report["info_line"].replace(" ", ""))
+    lit = (strip > 0.7).all(axis=2).sum()  # (the strip over a white floor reads ~0.5: blended linear)
+    assert lit >= 2 * glyphs, (lit, glyphs)
+    for figure in report["figures"]:
+        fx, fy, fw, fh = figure["frame"]
+        title_row = (fx, fy + fh - 20, fw, 20)
+        counts = [_count(pixels, color, title_row) for color in report["colors"][:len(figure["labels"])]]
+        assert all(c > 0 for c in counts), (figure["title"], counts)

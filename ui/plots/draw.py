@@ -23,7 +23,8 @@ from ...engine import commands, info, plots
 from ...live import profile, scene_session
 from .. import readouts
 from ..drawing import builtin_shader, text_size
-from ..overlays import labels
+from ..overlays import draw as overlay_draw
+from . import glyphs
 
 WIDTH, HEIGHT, MARGIN, GAP = 340, 110, 12, 6  # a figure, at UI scale 1
 TITLE, BOTTOM, LEFT, RIGHT = 22, 16, 46, 8  # room around a figure's plotting area
@@ -35,8 +36,8 @@ BACKGROUND = (0.05, 0.05, 0.05, 0.8)
 AXES, GRID = (0.6, 0.6, 0.6, 1.0), (0.35, 0.35, 0.35, 0.8)
 TEXT, ERROR = (0.85, 0.85, 0.85, 1.0), (1.0, 0.4, 0.4, 1.0)
 _handles: list = []
-MUJOCO_TITLES = frozenset(figure[0] for figure in info.FIGURES)  # (their text is drawn from textures)
-_text_atlases: dict = {}  # (texts, size, colour) -> labels.Atlas or None: the MuJoCo figures' text
+GLYPH_COLORS = (TEXT, ERROR, *PALETTE)  # (the colours the glyph texture has a row for)
+_glyphs: dict = {}  # text size -> glyphs.Glyphs or None: the corner's text
 
 
 def color(component: int) -> tuple:
@@ -129,18 +130,16 @@ def _text(text: str, x: float, y: float, rgba, align: str = "LEFT") -> None:
 
 
 class _Painter:
-    """Flat rectangles and lines (wide where Blender has its polyline shader)."""
+    """Flat rectangles in one colour and coloured lines, a batch (one draw call) each
+    and per line width: a draw call costs more than its vertices, and on a software
+    renderer each waits for the ones before it."""
 
-    def __init__(self, region):
+    def __init__(self):
         self.flat = builtin_shader("UNIFORM_COLOR", "2D_UNIFORM_COLOR")
-        self.line = builtin_shader("POLYLINE_UNIFORM_COLOR", "3D_POLYLINE_UNIFORM_COLOR")
-        self.wide = self.line is not None
-        if not self.wide:
-            self.line = builtin_shader("UNIFORM_COLOR", "3D_UNIFORM_COLOR")
-        self.size = (region.width, region.height)
+        self.line, self.wide, _dots = overlay_draw.shaders()
 
     def rects(self, rects, rgba) -> None:
-        """Filled rectangles (x, y, width, height), in one batch."""
+        """Filled rectangles (x, y, width, height)."""
         corners = [c for x, y, w, h in rects for c in ((x, y), (x + w, y), (x + w, y + h), (x, y + h))]
         starts = range(0, len(corners), 4)
         indices = [(i, i + 1, i + 2) for i in starts] + [(i, i + 2, i + 3) for i in starts]
@@ -148,20 +147,19 @@ class _Painter:
         self.flat.uniform_float("color", rgba)
         batch_for_shader(self.flat, "TRIS", {"pos": corners}, indices=indices).draw(self.flat)
 
-    def segments(self, points, rgba, width: float = 1.0) -> None:
-        """Line segments: pairs of points, (2k, 3) float32 (z 0) or a list of 2D points."""
-        if not len(points):
-            return
-        if not isinstance(points, np.ndarray):
-            points = np.array([(x, y, 0.0) for x, y in points], dtype="f4")
-        self.line.bind()
-        if self.wide:
-            self.line.uniform_float("viewportSize", self.size)
-            self.line.uniform_float("lineWidth", width)
-        else:
-            gpu.state.line_width_set(width)
-        self.line.uniform_float("color", rgba)
-        batch_for_shader(self.line, "LINES", {"pos": points}).draw(self.line)
+    def lines(self, lines: list) -> None:
+        """(segments: (2k, 3) float32 points, colour, width) each, a batch per width."""
+        by_width: dict = {}
+        for points, rgba, width in lines:
+            if len(points):
+                by_width.setdefault(width, []).append((points, rgba))
+        batches = {}
+        for width, found in by_width.items():
+            pos = np.concatenate([points for points, _rgba in found])
+            colors = np.concatenate([np.tile(np.asarray(rgba, "f4"), (len(points), 1))
+                                     for points, rgba in found])
+            batches[width] = batch_for_shader(self.line, "LINES", {"pos": pos, "color": colors})
+        overlay_draw.draw_lines(self.line, self.wide, batches)
 
 
 TICK = 4.0  # half the width of the short dash a one-point line draws (pixels)
@@ -179,31 +177,27 @@ def segments(line: np.ndarray) -> np.ndarray:
     return out
 
 
-def _draw_figures(paint: _Painter, placed: tuple, scale: float) -> None:
-    """The figures' backgrounds, grids, axes and lines, one batch for each colour (a
-    GPU draw call costs more than its points), then each figure's text."""
-    paint.rects([frame for frame, _fig in placed], BACKGROUND)
-    grid, axes, lines = [], [], {}
-    for _frame, fig in placed:
+def _flat(points: list) -> np.ndarray:
+    """2D points as (n, 3) float32, z 0."""
+    out = np.zeros((len(points), 3), dtype="f4")
+    if points:
+        out[:, :2] = points
+    return out
+
+
+def figure_parts(placed: tuple, scale: float) -> tuple[list, list]:
+    """The figures' lines (segments, colour, width: grids, axes, then each curve) and
+    texts (text, x, y, colour): drawn after their backgrounds, lines before texts."""
+    grid, axes, lines, texts = [], [], [], []
+    for frame, fig in placed:
         x, y, w, h = fig.rect
         grid += [p for v, _ in fig.yticks for p in ((x, v), (x + w, v))]
         axes += [(x, y), (x + w, y), (x, y), (x, y + h)]
         for component, line in enumerate(fig.lines):
-            lines.setdefault(fig.colors[component] if fig.colors else component, []).append(segments(line))
-    paint.segments(grid, GRID)
-    paint.segments(axes, AXES)
-    for component, pieces in lines.items():
-        paint.segments(np.concatenate(pieces), color(component), LINE_WIDTH * scale)
-    text_size(TEXT_SIZE * scale)
-    batched = []
-    for frame, fig in placed:
-        items = figure_text(frame, fig, scale)
-        if fig.title in MUJOCO_TITLES:
-            batched += items
-        else:  # (a sensor plot's ticks move every frame: a texture would be made each frame)
-            for text, x, y, rgba in items:
-                _text(text, x, y, rgba)
-    _draw_text_batched(batched, TEXT_SIZE * scale)
+            lines.append((segments(line), color(fig.colors[component] if fig.colors else component),
+                          LINE_WIDTH * scale))
+        texts += figure_text(frame, fig, scale)
+    return [(_flat(grid), GRID, 1.0), (_flat(axes), AXES, 1.0), *lines], texts
 
 
 def figure_text(frame, fig: plots.Figure, scale: float) -> list[tuple]:
@@ -225,32 +219,39 @@ def figure_text(frame, fig: plots.Figure, scale: float) -> list[tuple]:
     return out
 
 
-def _draw_text_batched(items: list, size: float) -> None:
-    """Texts that rarely change (the MuJoCo figures': fixed titles and legends, ticks that
-    change only when a range grows) from textures, one draw call per colour
-    (overlays/labels.Atlas): a blf.draw costs ~0.1 ms on a software renderer, and these
-    are ~60. A new text set makes its texture once."""
-    by_color: dict = {}
-    for text, x, y, rgba in items:
-        by_color.setdefault(tuple(rgba), []).append((text, x, y))
-    for rgba, entries in by_color.items():
-        key = (tuple(entry[0] for entry in entries), size, rgba)
-        if key not in _text_atlases:
-            if len(_text_atlases) > 32:  # (old tick sets)
-                _text_atlases.clear()
-            try:
-                _text_atlases[key] = labels.Atlas(key[0], size, rgba)
-            except (ValueError, RuntimeError):
-                _text_atlases[key] = None
-        atlas = _text_atlases[key]
-        if atlas is None:
-            text_size(size)
-            for text, x, y in entries:
+def glyphs_of(size: float) -> glyphs.Glyphs | None:
+    """The corner's glyph texture at text size `size` (made on first use), None where
+    it cannot be made."""
+    if size not in _glyphs:
+        if len(_glyphs) > 4:  # (old UI scales)
+            _glyphs.clear()
+        try:
+            _glyphs[size] = glyphs.Glyphs(size, GLYPH_COLORS)
+        except (ValueError, RuntimeError):
+            _glyphs[size] = None
+    return _glyphs[size]
+
+
+def text_width(text: str, size: float) -> float:
+    """The width `_draw_texts` gives `text` (the current blf size is `size`)."""
+    atlas = glyphs_of(size)
+    if atlas is not None and atlas.takes(text, TEXT):
+        return atlas.width(text)
+    return blf.dimensions(0, text)[0]
+
+
+def _draw_texts(items: list, size: float) -> None:
+    """Every text of the corner (text, x, y, colour): from the glyph texture in one draw
+    call (glyphs.py), the few it has no glyphs or colour for with blf."""
+    atlas = glyphs_of(size)
+    taken = [item for item in items if atlas is not None and atlas.takes(item[0], item[3])]
+    if taken:
+        atlas.draw(taken)
+    text_size(size)  # (a texture made now set its own)
+    if len(taken) < len(items):
+        for text, x, y, rgba in items:
+            if atlas is None or not atlas.takes(text, rgba):
                 _text(text, x, y, rgba)
-        else:
-            atlas.draw(np.array([(x, y) for _text_, x, y in entries], float), np.ones(len(entries), bool))
-    gpu.state.blend_set("ALPHA")  # (Atlas.draw leaves blending off)
-    text_size(size)  # (an Atlas made now set its own)
 
 
 def insets(area, region) -> tuple[float, float]:
@@ -283,23 +284,27 @@ def draw() -> None:
     placed = layout(scene, region.width, region.height, scale, insets(area, region))
     if placed is None:
         return
-    gpu.state.blend_set("ALPHA")
-    paint = _Painter(region)
-    if placed.figures:
-        _draw_figures(paint, placed.figures, scale)
-    text_size(TEXT_SIZE * scale)
+    size = TEXT_SIZE * scale
+    text_size(size)
+    backgrounds = [frame for frame, _fig in placed.figures]
+    lines, texts = figure_parts(placed.figures, scale) if placed.figures else ([], [])
     if placed.left_out and placed.figures:
         frame = placed.figures[0][0]
-        _text(f"{placed.left_out} more plot{'s' if placed.left_out > 1 else ''}: a taller view shows them",
-              frame[0], frame[1] + frame[3] + 4 * scale, TEXT)
+        texts.append((f"{placed.left_out} more plot{'s' if placed.left_out > 1 else ''}: a taller view shows "
+                      "them", frame[0], frame[1] + frame[3] + 4 * scale, TEXT))
     for line in (placed.profiler, placed.info):
         if line is None:
             continue
         text, x, y, align = line
-        width = blf.dimensions(0, text)[0]
+        width = text_width(text, size)
         x = x if align == "LEFT" else x - width
-        paint.rects([(x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale)], BACKGROUND)
-        _text(text, x, y, TEXT)
+        backgrounds.append((x - 4 * scale, y - 5 * scale, width + 8 * scale, PROFILER_HEIGHT * scale))
+        texts.append((text, x, y, TEXT))
+    gpu.state.blend_set("ALPHA")
+    paint = _Painter()
+    paint.rects(backgrounds, BACKGROUND)
+    paint.lines(lines)
+    _draw_texts(texts, size)
     gpu.state.line_width_set(1.0)
     gpu.state.blend_set("NONE")
     profile.drew(scene, time.perf_counter() - start)
@@ -310,6 +315,6 @@ def register():
 
 
 def unregister():
-    _text_atlases.clear()
+    _glyphs.clear()
     while _handles:
         bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")
