@@ -154,7 +154,8 @@ def park_mouse(window, area):
 def scroll_to_end(window, area, sidebar):
     """(Generator) The sidebar scrolled to its bottom with the mouse wheel: the tab's
     panels (the Simulation panel open, with its sub-panels) can be taller than the view."""
-    x, y = x11(window, area, sidebar.x - area.x + sidebar.width // 2, sidebar.y - area.y + sidebar.height // 2)
+    middle = (sidebar.x - area.x + sidebar.width // 2, sidebar.y - area.y + sidebar.height // 2)
+    x, y = x11(window, area, *middle)
     subprocess.run(["xdotool", "mousemove", "--window", blender_window(), str(x), str(y),
                     "click", "--repeat", "40", "--delay", "20", "5"], check=True)
     yield 0.3
