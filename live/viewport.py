@@ -105,11 +105,21 @@ class Viewport:
             shading.show_xray_wireframe = True
 
     def ask_screenshot(self) -> Capture:
-        """A capture of the largest 3D view's next draw (it is tagged for one)."""
+        """A capture of the largest 3D view's next draw (it is tagged for one), or, with
+        its overlays hidden (Blender runs no draw callback then, and the view is the
+        scene alone), of the view drawn now."""
         from . import scene_session  # (it imports the simulation, which imports this module)
 
         area = find_view()
-        return ask_capture(scene_session.of(self.host.scene), area)
+        space = area.spaces.active
+        if space.overlay.show_overlays:
+            return ask_capture(scene_session.of(self.host.scene), area)
+        window = next(w for w in bpy.context.window_manager.windows if area in w.screen.areas[:])
+        region = next(r for r in area.regions if r.type == "WINDOW")
+        capture = Capture(region)
+        capture.pixels = draw_view(window.scene, window.view_layer, space, region, space.region_3d)
+        capture.done.set()
+        return capture
 
 
 # ------------------------------------------------------------------- the view
@@ -308,11 +318,15 @@ class Capture:
     run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
     Blender 5.2's screenshot operators save black frames under Xvfb.
 
-    Two readings: the region's own framebuffer from the overlay's POST_PIXEL callback,
-    after every overlay (`capture_drawn`; the bridge's: it needs no mouse, but Blender 5
-    composites the scene's shading with the overlays later, so solid surfaces read
-    as the overlay layer has them), or, `composited`, the window's back buffer once
-    the region is composited into it, colour managed, as the screen shows it
+    Two readings. The drawn one (`capture_before`, `capture_drawn`; the bridge's: no
+    mouse needed): a draw callback's framebuffer is the view's overlay layer, not
+    the picture (Blender merges the scene's shading with it later, when it puts the
+    region on screen: solid surfaces are not in it), so the view is drawn again
+    offscreen with Blender's own merge (`draw_view`, GPUOffScreen.draw_view3d:
+    the scene, its shading and Blender's overlays, colour managed) and what MJBlend's
+    draw callbacks added to the overlay layer (read before and after them) is laid
+    over it as Blender's merge would (`lay_over`). Or, `composited`, the window's
+    back buffer once the region is composited into it, as the screen shows it
     (`capture_composited`, a window-manager paint cursor: Blender draws those for the
     region under the mouse only)."""
 
@@ -320,6 +334,7 @@ class Capture:
         self.region = region.as_pointer()
         self.composited = composited
         self.done = threading.Event()
+        self.before: np.ndarray | None = None  # the overlay layer before MJBlend's drawings (drawn reading)
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
 
 
@@ -352,13 +367,35 @@ def _answer(waiting, region, read) -> None:
         capture.done.set()
 
 
-def capture_drawn() -> None:
-    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots any
-    scene session asked of it (its bridge's clients)."""
+def capture_before() -> None:
+    """(A POST_VIEW draw callback, before MJBlend's other draw callbacks) The region's
+    overlay layer as Blender drew it, for the screenshots waiting for this draw."""
     waiting = _waiting(False)
-    if waiting:
-        region = bpy.context.region
-        _answer(waiting, region, lambda: read_region(region))
+    if not waiting:
+        return
+    region = bpy.context.region
+    pointer, layer = region.as_pointer(), None
+    for _owner, capture in waiting:
+        if capture.region == pointer:
+            if layer is None:
+                layer = read_region(region, keep_alpha=True)
+            capture.before = layer
+
+
+def capture_drawn() -> None:
+    """(A POST_PIXEL draw callback, last) The region as the screen shows it, for the
+    screenshots any scene session asked of it (its bridge's clients) whose overlay
+    layer was read before MJBlend drew (capture_before)."""
+    context = bpy.context
+    region, space, view = context.region, context.space_data, context.region_data
+    pointer = region.as_pointer()
+    waiting = [(owner, c) for owner, c in _waiting(False) if c.region == pointer and c.before is not None]
+    if not waiting:
+        return
+    before = waiting[0][1].before  # (this draw's: capture_before read it for each of them)
+    after = read_region(region, keep_alpha=True)
+    _answer(waiting, region, lambda: lay_over(
+        draw_view(context.scene, context.view_layer, space, region, view), before, after))
 
 
 def capture_composited(*_cursor) -> None:
@@ -384,9 +421,10 @@ def release_captures(captures: list) -> None:
         captures.pop().done.set()
 
 
-def read_region(region, origin=(0, 0)) -> np.ndarray:
+def read_region(region, origin=(0, 0), keep_alpha: bool = False) -> np.ndarray:
     """(height, width, 4) uint8 of the region's pixels in the framebuffer drawn now (in a
-    draw callback; `origin`: where the region starts in it), row 0 at the top."""
+    draw callback; `origin`: where the region starts in it), row 0 at the top; alpha
+    255 unless `keep_alpha`."""
     import gpu
 
     width, height = region.width, region.height
@@ -396,5 +434,52 @@ def read_region(region, origin=(0, 0)) -> np.ndarray:
     except (TypeError, ValueError):  # (a Blender whose gpu.types.Buffer has no buffer protocol)
         pixels = np.array(buffer.to_list(), dtype=np.uint8)
     pixels = pixels.reshape(height, width, 4)[::-1].copy()
-    pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
+    if not keep_alpha:
+        pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
     return pixels
+
+
+def draw_view(scene, view_layer, space, region, view) -> np.ndarray:
+    """(height, width, 4) uint8 of the 3D view `space`'s `region` (its region_3d `view`)
+    drawn offscreen as Blender puts it on screen: the scene with the view's shading
+    and Blender's overlays, merged and colour managed by Blender (draw callbacks,
+    gizmos and the region's info text are not in it). Call it in a draw callback."""
+    import gpu
+
+    offscreen = gpu.types.GPUOffScreen(region.width, region.height)
+    try:
+        offscreen.draw_view3d(scene, view_layer, space, region, view.view_matrix, view.window_matrix,
+                              do_color_management=True)
+        with offscreen.bind():
+            return read_region(region)
+    finally:
+        offscreen.free()
+
+
+# the overlay layer's 8-bit sRGB storage, decoded (Blender samples it linear)
+_SRGB_DECODE = np.where(np.arange(256) / 255 <= 0.04045, np.arange(256) / 255 / 12.92,
+                        ((np.arange(256) / 255 + 0.055) / 1.055) ** 2.4).astype(np.float32)
+_DISPLAY_DECODE = ((np.arange(256) / 255) ** 2.2).astype(np.float32)  # the merge's display gamma
+
+
+def lay_over(view: np.ndarray, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """`view` (draw_view's picture) with what draw callbacks added to the overlay layer
+    between `before` and `after` (read_region keep_alpha) laid over it as Blender's
+    merge does (OCIO's display shader: the picture in display-linear gamma 2.2, times
+    one minus the layer's alpha, plus the layer). The callbacks blend over the layer
+    (alpha a, colour c): after = c a + before (1 - a), so the screen shows
+    view (1 - a) + c a; pixels they left alone are the view's own."""
+    out = view.copy()
+    changed = (before != after).any(axis=2)
+    if not changed.any():
+        return out
+    low, high = before[changed], after[changed]
+    alpha_low = low[:, 3:].astype(np.float32) / 255
+    alpha_high = high[:, 3:].astype(np.float32) / 255
+    opaque = alpha_low >= 1.0
+    alpha = np.where(opaque, 1.0, (alpha_high - alpha_low) / np.where(opaque, 1.0, 1.0 - alpha_low))
+    keep = 1.0 - np.clip(alpha, 0.0, 1.0)
+    linear = (_DISPLAY_DECODE[view[changed][:, :3]] * keep + _SRGB_DECODE[high[:, :3]]
+              - _SRGB_DECODE[low[:, :3]] * keep)
+    out[changed, :3] = np.rint(np.clip(linear, 0.0, 1.0) ** (1 / 2.2) * 255).astype(np.uint8)
+    return out
