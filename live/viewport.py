@@ -105,21 +105,10 @@ class Viewport:
             shading.show_xray_wireframe = True
 
     def ask_screenshot(self) -> Capture:
-        """A capture of the largest 3D view's next draw (it is tagged for one), or, with
-        its overlays hidden (Blender runs no draw callback then, and the view is the
-        scene alone), of the view drawn now."""
+        """A capture of the largest 3D view's next draw (it is tagged for one)."""
         from . import scene_session  # (it imports the simulation, which imports this module)
 
-        area = find_view()
-        space = area.spaces.active
-        if space.overlay.show_overlays:
-            return ask_capture(scene_session.of(self.host.scene), area)
-        window = next(w for w in bpy.context.window_manager.windows if area in w.screen.areas[:])
-        region = next(r for r in area.regions if r.type == "WINDOW")
-        capture = Capture(region)
-        capture.pixels = draw_view(window.scene, window.view_layer, space, region, space.region_3d)
-        capture.done.set()
-        return capture
+        return ask_capture(scene_session.of(self.host.scene), find_view())
 
 
 # ------------------------------------------------------------------- the view
@@ -313,45 +302,50 @@ class Tracking:
 
 
 class Capture:
-    """A screenshot asked of a 3D view: the view's next draw reads its pixels and sets
-    `done`. No operator: one called with a context override while the bridge's threads
-    run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
-    Blender 5.2's screenshot operators save black frames under Xvfb.
+    """A screenshot asked of a 3D view (the bridge's clients', the Screenshot
+    operator's): the view's next draw reads its pixels and sets `done`; no mouse
+    over the view needed. No operator: one called with a context override while the
+    bridge's threads run Python crashes Blender on Python 3.11
+    (engine/runner.Runner.parked), and Blender 5.2's screenshot operators save black
+    frames under Xvfb.
 
-    Two readings. The drawn one (`capture_before`, `capture_drawn`; the bridge's: no
-    mouse needed): a draw callback's framebuffer is the view's overlay layer, not
-    the picture (Blender merges the scene's shading with it later, when it puts the
-    region on screen: solid surfaces are not in it), so the view is drawn again
-    offscreen with Blender's own merge (`draw_view`, GPUOffScreen.draw_view3d:
-    the scene, its shading and Blender's overlays, colour managed) and what MJBlend's
-    draw callbacks added to the overlay layer (read before and after them) is laid
-    over it as Blender's merge would (`lay_over`). Or, `composited`, the window's
-    back buffer once the region is composited into it, as the screen shows it
-    (`capture_composited`, a window-manager paint cursor: Blender draws those for the
-    region under the mouse only)."""
+    A draw callback's framebuffer is the view's overlay layer, not the picture
+    (Blender merges the scene's shading under it later, when it puts the region on
+    screen: solid surfaces are not in it). So the view is drawn again offscreen, in
+    the last draw callback, with Blender's own merge (`draw_view`,
+    GPUOffScreen.draw_view3d: the scene, its shading and Blender's overlays, colour
+    managed), and what MJBlend's draw callbacks added to the overlay layer (read
+    before them, `capture_before`, and after, `capture_drawn`) is laid over it as
+    Blender's merge does (`lay_over`). With the overlays hidden Blender runs no draw
+    callback: the view, the scene alone, is drawn at once (`ask_capture`)."""
 
-    def __init__(self, region, composited: bool = False):
+    def __init__(self, region):
         self.region = region.as_pointer()
-        self.composited = composited
         self.done = threading.Event()
         self.before: np.ndarray | None = None  # the overlay layer before MJBlend's drawings (drawn reading)
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
 
 
-def ask_capture(owner, area, composited: bool = False) -> Capture:
+def ask_capture(owner, area) -> Capture:
     """A capture of `area`'s next draw, kept by scene session `owner` until then (the
-    area is tagged for a redraw)."""
-    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"), composited)
+    area is tagged for a redraw); with its overlays hidden, of the view drawn now."""
+    space = area.spaces.active
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    capture = Capture(region)
+    if not space.overlay.show_overlays:
+        window = next(w for w in bpy.context.window_manager.windows if area in w.screen.areas[:])
+        capture.pixels = draw_view(window.scene, window.view_layer, space, region, space.region_3d)
+        capture.done.set()
+        return capture
     owner.captures.append(capture)
     area.tag_redraw()
     return capture
 
 
-def _waiting(composited: bool) -> list:
+def _waiting() -> list:
     from . import scene_session  # (it imports the simulation, which imports this module)
 
-    return [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures
-            if c.composited == composited]
+    return [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures]
 
 
 def _answer(waiting, region, read) -> None:
@@ -370,7 +364,7 @@ def _answer(waiting, region, read) -> None:
 def capture_before() -> None:
     """(A POST_VIEW draw callback, before MJBlend's other draw callbacks) The region's
     overlay layer as Blender drew it, for the screenshots waiting for this draw."""
-    waiting = _waiting(False)
+    waiting = _waiting()
     if not waiting:
         return
     region = bpy.context.region
@@ -389,30 +383,13 @@ def capture_drawn() -> None:
     context = bpy.context
     region, space, view = context.region, context.space_data, context.region_data
     pointer = region.as_pointer()
-    waiting = [(owner, c) for owner, c in _waiting(False) if c.region == pointer and c.before is not None]
+    waiting = [(owner, c) for owner, c in _waiting() if c.region == pointer and c.before is not None]
     if not waiting:
         return
     before = waiting[0][1].before  # (this draw's: capture_before read it for each of them)
     after = read_region(region, keep_alpha=True)
     _answer(waiting, region, lambda: lay_over(
         draw_view(context.scene, context.view_layer, space, region, view), before, after))
-
-
-def capture_composited(*_cursor) -> None:
-    """(A window-manager paint cursor, while a composited capture waits; `_cursor`: the
-    mouse position Blender passes) The 3D view
-    regions of the window being drawn, as composited into its back buffer, for the
-    captures that asked for them (the regions laid over the view, its header, toolbar
-    and sidebar, are blended in after the paint cursors: they are not in it)."""
-    waiting = _waiting(True)
-    window = bpy.context.window
-    if not waiting or window is None:
-        return
-    for area in window.screen.areas:
-        if area.type == "VIEW_3D":
-            for region in area.regions:
-                if region.type == "WINDOW":
-                    _answer(waiting, region, lambda r=region: read_region(r, (r.x, r.y)))
 
 
 def release_captures(captures: list) -> None:

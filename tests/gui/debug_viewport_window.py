@@ -58,11 +58,9 @@ def steps():
             top = window.height - (region.y + region.height)  # (X11 y grows downwards)
             gui_x11.save_png(os.path.join(FOLDER, "grab.png"), gui_x11.grab(
                 gui_x11.blender_x_window(), region.x, top, region.width, region.height))
-            # the regions Blender lays over the view (header, toolbar...): columns and rows of its picture
-            top_of = region.y + region.height
-            report["laid_over"] = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
-                                   for r in area.regions
-                                   if r.type != "WINDOW" and r.width > 1 and r.height > 1]
+            # what Blender draws over the view after it (header, toolbar...): boxes in the region's picture
+            unit = round(20 * bpy.context.preferences.system.ui_scale)
+            report["laid_over"] = gui_x11.laid_over(area, region, unit)
             with open(os.path.join(FOLDER, "grab-done.json"), "w", encoding="utf-8") as fh:
                 json.dump(report["laid_over"], fh)
         yield 0.1

@@ -15,6 +15,7 @@ import threading
 import time
 import zlib
 
+import gui_x11
 import numpy as np
 import pytest
 from addon_loader import ROOT
@@ -33,7 +34,6 @@ BALL = """<mujoco model="drop"><option timestep="0.002"/><worldbody>
 </worldbody></mujoco>"""
 EYE = {"location": [0.0, -3.0, 1.0], "rotation_euler": [0.0, -18.43494882292201, -90.0], "fov": 60.0}
 OFFSET = [0.0, -2.0, 1.0]
-RIM = 6  # pixels at the region's edges: the screen draws the area's outline and round corners over them
 
 
 def decode_png(png: bytes) -> np.ndarray:
@@ -75,9 +75,7 @@ def converse(folder, port: int, out: dict) -> None:
         out["get"] = client.call("get_camera")
 
         def shot():
-            started = time.perf_counter()
             reply = client.call("screenshot")
-            print("screenshot seconds", time.perf_counter() - started)
             assert reply["op"] == "screenshot_ok", reply
             return reply, decode_png(reply["png"])
         _reply, out["before"] = shot()
@@ -184,22 +182,22 @@ def test_a_scene_snapshot_carries_the_3d_view_when_asked(conversation):
 def test_a_screenshot_shows_the_view_as_the_screen_does(conversation):
     """The bridge's screenshot against the region read from the X server just after:
     the floor lit grey, not black (a draw callback's framebuffer has no surfaces), the
-    background, the markers, their label and the overlay text, within 3 levels."""
+    background, the markers, their label and the overlay text, within 3 levels (but
+    for a few pixels of the markers' edges)."""
     drawn, grab = conversation["drawn"][..., :3].astype(int), conversation["grab"].astype(int)
     assert drawn.shape == grab.shape
-    covered = np.zeros(grab.shape[:2], bool)  # (the header and toolbar are laid over the view after)
-    for x, y, w, h in conversation["laid_over"]:
-        covered[max(y, 0):max(y + h, 0), max(x, 0):max(x + w, 0)] = True
-    covered[:RIM], covered[-RIM:], covered[:, :RIM], covered[:, -RIM:] = True, True, True, True
+    covered = gui_x11.covered(grab.shape, conversation["laid_over"])  # (drawn over the view after it)
     assert covered.mean() < 0.2, conversation["laid_over"]
     floor = (grab.min(axis=2) > 120) & (np.ptp(grab, axis=2) < 8) & ~covered  # lit grey
     floor[:grab.shape[0] // 2] = False  # (the lower half: the floor, below the markers and their text)
     assert floor.mean() > 0.3, floor.mean()
     assert np.abs(drawn[floor] - grab[floor]).max() <= 3
     difference = np.abs(drawn - grab).max(axis=2)[~covered]
-    # (the screen draws the hidden sidebar's small arrow over the view: a few dozen pixels)
-    assert np.count_nonzero(difference > 3) < 0.001 * difference.size, np.count_nonzero(difference > 3)
-    assert np.count_nonzero(difference) < 0.01 * difference.size  # the rest the same, to rounding
+    assert np.count_nonzero(difference) < 0.01 * difference.size  # (the same but for rounding at edges)
+    # (where the markers blend into the view the screenshot redoes Blender's merge from 8-bit layers,
+    # undithered: near black the display curve turns that rounding into a few levels, at a few pixels)
+    assert difference.max() <= 8 and np.count_nonzero(difference > 3) <= 20, \
+        (difference.max(), np.count_nonzero(difference > 3))
     assert red(conversation["grab"]) > 200 and abs(red(drawn) - red(conversation["grab"])) < 20
 
 

@@ -9,14 +9,12 @@ shows it."""
 import math
 import re
 
+import gui_x11
 import numpy as np
 import pytest
 from gui_blender import leftover_processes, run_reporting_script
 
 from mjblend.engine import png
-
-
-RIM = 6  # pixels at the region's edges: the screen draws the area's outline and round corners over them
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +95,7 @@ def test_the_screenshot_key_writes_the_region_with_its_overlays(followed):
     width, height = report["region"]
     assert shot.shape == grab.shape == (height, width, 3)
     difference = np.abs(shot.astype(int) - grab.astype(int)).max(axis=2)
-    covered = np.zeros(difference.shape, bool)  # (the header and toolbar are laid over the view after)
-    for x, y, w, h in report["laid_over"]:
-        covered[max(y, 0):max(y + h, 0), max(x, 0):max(x + w, 0)] = True
-    covered[:RIM], covered[-RIM:], covered[:, :RIM], covered[:, -RIM:] = True, True, True, True
+    covered = gui_x11.covered(difference.shape, report["laid_over"])  # (drawn over the view after it)
     assert covered.mean() < 0.2, report["laid_over"]
     assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
     assert (shot != bare).any(axis=2).sum() > 20  # the overlays (contacts, centres of mass) are in it

@@ -164,10 +164,8 @@ def steps():
     gui_x11.save_png(os.path.join(FOLDER, "grab.png"),
                      gui_x11.grab(gui_x11.blender_x_window(), region.x, top, region.width, region.height))
     report["region"] = [region.width, region.height]
-    # the regions Blender lays over the view (header, toolbar...): rows and columns of the region's picture
-    top_of = region.y + region.height
-    report["laid_over"] = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
-                           for r in area.regions if r.type != "WINDOW" and r.width > 1 and r.height > 1]
+    # what Blender draws over the view after it (header, toolbar...): boxes in the region's picture
+    report["laid_over"] = gui_x11.laid_over(area, region, round(20 * bpy.context.preferences.system.ui_scale))
     report["shots"] = sorted(f for f in os.listdir(FOLDER) if f.startswith("mujoco_screenshot_"))
 
     # 5. Track in a view through a Blender camera: the camera goes along with the ball
