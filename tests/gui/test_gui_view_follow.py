@@ -88,14 +88,19 @@ def test_copy_camera(followed):
 
 @pytest.mark.gui
 def test_the_screenshot_key_writes_the_region_with_its_overlays(followed):
+    """The key's shots and one taken with the mouse over another editor (the third)
+    against the X server's picture: the lit floor and the overlays, within 3 levels."""
     _proc, report, folder = followed
-    assert report["shots"] == ["mujoco_screenshot_001.png", "mujoco_screenshot_002.png"]
-    bare, shot = (png.read(str(folder / name)) for name in report["shots"])
+    assert report["shots"] == [f"mujoco_screenshot_00{n}.png" for n in (1, 2, 3)]
+    assert report["shot_elsewhere"] == ["RUNNING_MODAL"] and report["mouse_over"] != "VIEW_3D"
+    bare, shot, elsewhere = (png.read(str(folder / name)) for name in report["shots"])
     grab = png.read(str(folder / "grab.png"))
     width, height = report["region"]
-    assert shot.shape == grab.shape == (height, width, 3)
-    difference = np.abs(shot.astype(int) - grab.astype(int)).max(axis=2)
-    covered = gui_x11.covered(difference.shape, report["laid_over"])  # (drawn over the view after it)
+    covered = gui_x11.covered(grab.shape, report["laid_over"])  # (drawn over the view after it)
     assert covered.mean() < 0.2, report["laid_over"]
-    assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
+    for picture in (shot, elsewhere):
+        assert picture.shape == grab.shape == (height, width, 3)
+        difference = np.abs(picture.astype(int) - grab.astype(int)).max(axis=2)
+        assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
+    assert np.count_nonzero(grab[~covered].min(axis=1) > 120) > 1000  # (the lit floor: it is in the shots)
     assert (shot != bare).any(axis=2).sum() > 20  # the overlays (contacts, centres of mass) are in it
