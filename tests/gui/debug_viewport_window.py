@@ -53,8 +53,7 @@ def steps():
         if time.perf_counter() > deadline:
             raise TimeoutError("no word from the test")
         if os.path.exists(os.path.join(FOLDER, "grab-ask.json")) and "laid_over" not in report:
-            area.tag_redraw()
-            yield 0.5  # (drawn and on the X server)
+            yield 0.5  # (the frame the screenshot was taken in, unless Blender drew again since)
             top = window.height - (region.y + region.height)  # (X11 y grows downwards)
             gui_x11.save_png(os.path.join(FOLDER, "grab.png"), gui_x11.grab(
                 gui_x11.blender_x_window(), region.x, top, region.width, region.height))
