@@ -316,8 +316,8 @@ class Capture:
     GPUOffScreen.draw_view3d: the scene, its shading and Blender's overlays, colour
     managed), and what MJBlend's draw callbacks added to the overlay layer (read
     before them, `capture_before`, and after, `capture_drawn`) is laid over it as
-    Blender's merge does (`lay_over`). With the overlays hidden Blender runs no draw
-    callback: the view, the scene alone, is drawn at once (`ask_capture`)."""
+    Blender's merge does (`lay_over`). Blender runs the draw callbacks with its
+    overlays hidden too (draw_view then draws the scene alone)."""
 
     def __init__(self, region):
         self.region = region.as_pointer()
@@ -328,15 +328,8 @@ class Capture:
 
 def ask_capture(owner, area) -> Capture:
     """A capture of `area`'s next draw, kept by scene session `owner` until then (the
-    area is tagged for a redraw); with its overlays hidden, of the view drawn now."""
-    space = area.spaces.active
-    region = next(r for r in area.regions if r.type == "WINDOW")
-    capture = Capture(region)
-    if not space.overlay.show_overlays:
-        window = next(w for w in bpy.context.window_manager.windows if area in w.screen.areas[:])
-        capture.pixels = draw_view(window.scene, window.view_layer, space, region, space.region_3d)
-        capture.done.set()
-        return capture
+    area is tagged for a redraw)."""
+    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
     owner.captures.append(capture)
     area.tag_redraw()
     return capture

@@ -88,19 +88,22 @@ def test_copy_camera(followed):
 
 @pytest.mark.gui
 def test_the_screenshot_key_writes_the_region_with_its_overlays(followed):
-    """The key's shots and one taken with the mouse over another editor (the third)
-    against the X server's picture: the lit floor and the overlays, within 3 levels."""
+    """The key's shots, one taken with the mouse over another editor (the third) and
+    one with Blender's overlays hidden (the fourth) against the X server's picture:
+    the lit floor and the overlays, within 3 levels."""
     _proc, report, folder = followed
-    assert report["shots"] == [f"mujoco_screenshot_00{n}.png" for n in (1, 2, 3)]
-    assert report["shot_elsewhere"] == ["RUNNING_MODAL"] and report["mouse_over"] != "VIEW_3D"
-    bare, shot, elsewhere = (png.read(str(folder / name)) for name in report["shots"])
-    grab = png.read(str(folder / "grab.png"))
+    assert report["shots"] == [f"mujoco_screenshot_00{n}.png" for n in (1, 2, 3, 4)]
+    assert report["shot_elsewhere"] == report["shot_hidden"] == ["RUNNING_MODAL"]
+    assert report["mouse_over"] != "VIEW_3D"
+    bare, shot, elsewhere, hidden = (png.read(str(folder / name)) for name in report["shots"])
+    grab, grab_hidden = (png.read(str(folder / name)) for name in ("grab.png", "grab_hidden.png"))
     width, height = report["region"]
     covered = gui_x11.covered(grab.shape, report["laid_over"])  # (drawn over the view after it)
     assert covered.mean() < 0.2, report["laid_over"]
-    for picture in (shot, elsewhere):
-        assert picture.shape == grab.shape == (height, width, 3)
-        difference = np.abs(picture.astype(int) - grab.astype(int)).max(axis=2)
+    for picture, screen in ((shot, grab), (elsewhere, grab), (hidden, grab_hidden)):
+        assert picture.shape == screen.shape == (height, width, 3)
+        difference = np.abs(picture.astype(int) - screen.astype(int)).max(axis=2)
         assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
-    assert np.count_nonzero(grab[~covered].min(axis=1) > 120) > 1000  # (the lit floor: it is in the shots)
+        assert np.count_nonzero(screen[~covered].min(axis=1) > 120) > 1000  # (the lit floor: in the shots)
     assert (shot != bare).any(axis=2).sum() > 20  # the overlays (contacts, centres of mass) are in it
+    assert (shot != hidden).any(axis=2).sum() > 20  # (and not with Blender's overlays hidden)

@@ -13,7 +13,8 @@ floor, its model root moved and turned; the largest 3D view drawn cheaply.
    the overlays off then on: the PNGs written beside the saved .blend, then the
    region read from the X server after one more draw (gui_x11.grab), and where
    the regions laid over the view (header, toolbar) are in it; then the
-   Screenshot operator with the mouse over another editor.
+   Screenshot operator with the mouse over another editor, and with Blender's
+   overlays hidden (against a second grab).
 5. Reset, a Blender camera as the scene's, the view through it, Track and Play:
    the camera's position each shown frame against the tracked point; Free puts
    the camera back.
@@ -176,6 +177,17 @@ def steps():
     with physics_parked(running), bpy.context.temp_override(window=window, area=area):
         report["shot_elsewhere"] = sorted(bpy.ops.mujoco.screenshot())
     yield from wait_for(os.path.join(FOLDER, "mujoco_screenshot_003.png"))
+    # and with Blender's overlays hidden (the scene and MJBlend's drawings: Blender still runs them)
+    area.spaces.active.overlay.show_overlays = False
+    yield 0.5
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area):
+        report["shot_hidden"] = sorted(bpy.ops.mujoco.screenshot())
+    yield from wait_for(os.path.join(FOLDER, "mujoco_screenshot_004.png"))
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area):
+        bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
+    gui_x11.save_png(os.path.join(FOLDER, "grab_hidden.png"),
+                     gui_x11.grab(gui_x11.blender_x_window(), region.x, top, region.width, region.height))
+    area.spaces.active.overlay.show_overlays = True
     report["shots"] = sorted(f for f in os.listdir(FOLDER) if f.startswith("mujoco_screenshot_"))
 
     # 5. Track in a view through a Blender camera: the camera goes along with the ball
