@@ -322,7 +322,7 @@ class Capture:
     def __init__(self, region):
         self.region = region.as_pointer()
         self.done = threading.Event()
-        self.before: np.ndarray | None = None  # the overlay layer before MJBlend's drawings (drawn reading)
+        self.before: np.ndarray | None = None  # the overlay layer before MJBlend's drawings (keep_alpha)
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
 
 
@@ -371,8 +371,8 @@ def capture_before() -> None:
 
 def capture_drawn() -> None:
     """(A POST_PIXEL draw callback, last) The region as the screen shows it, for the
-    screenshots any scene session asked of it (its bridge's clients) whose overlay
-    layer was read before MJBlend drew (capture_before)."""
+    screenshots any scene session asked of it (its bridge's clients, the Screenshot
+    operator) whose overlay layer was read before MJBlend drew (capture_before)."""
     context = bpy.context
     region, space, view = context.region, context.space_data, context.region_data
     pointer = region.as_pointer()
