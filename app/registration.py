@@ -20,6 +20,7 @@ from ..operators import view as view_operators
 from ..ui import add_menu, keymaps, menus, panels, preferences, randomization_panel, sidebar
 from ..ui import readouts, view_panel, visual_panel
 from ..ui.overlays import debug_draw, draw as overlay_draw, popover as overlay_popover
+from ..ui.overlays import screenshot as screenshot_draw
 from ..ui.camera_preview import draw as camera_preview_draw
 from ..ui.plots import draw as plot_draw
 from . import batch_export, dataset_command, handlers, serve
@@ -48,7 +49,8 @@ OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + pertur
 # (the saved property groups first, then what reacts to their edits (simulation_settings);
 # overlay_popover before sidebar: the header's Play / Pause button stays its last item)
 MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_preview_settings,
-           simulation_settings, _Classes(plot_operators.CLASSES), plot_draw, camera_preview_draw,
+           simulation_settings, _Classes(plot_operators.CLASSES), screenshot_draw, plot_draw,
+           camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
            sidebar, readouts,
            _Classes(view_operators.CLASSES), view_panel,  # (the View sub-panel: after the Simulation panel)

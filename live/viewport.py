@@ -108,8 +108,7 @@ class Viewport:
         """A capture of the largest 3D view's next draw (it is tagged for one)."""
         from . import scene_session  # (it imports the simulation, which imports this module)
 
-        area = find_view()
-        return ask_capture(scene_session.of(self.host.scene), area)
+        return ask_capture(scene_session.of(self.host.scene), find_view())
 
 
 # ------------------------------------------------------------------- the view
@@ -303,40 +302,43 @@ class Tracking:
 
 
 class Capture:
-    """A screenshot asked of a 3D view: the view's next draw reads its pixels and sets
-    `done`. No operator: one called with a context override while the bridge's threads
-    run Python crashes Blender on Python 3.11 (engine/runner.Runner.parked), and
-    Blender 5.2's screenshot operators save black frames under Xvfb.
+    """A screenshot asked of a 3D view (the bridge's clients', the Screenshot
+    operator's): the view's next draw reads its pixels and sets `done`; no mouse
+    over the view needed. No operator: one called with a context override while the
+    bridge's threads run Python crashes Blender on Python 3.11
+    (engine/runner.Runner.parked), and Blender 5.2's screenshot operators save black
+    frames under Xvfb.
 
-    Two readings: the region's own framebuffer from the overlay's POST_PIXEL callback,
-    after every overlay (`capture_drawn`; the bridge's: it needs no mouse, but Blender 5
-    composites the scene's shading with the overlays later, so solid surfaces read
-    as the overlay layer has them), or, `composited`, the window's back buffer once
-    the region is composited into it, colour managed, as the screen shows it
-    (`capture_composited`, a window-manager paint cursor: Blender draws those for the
-    region under the mouse only)."""
+    A draw callback's framebuffer is the view's overlay layer, not the picture
+    (Blender merges the scene's shading under it later, when it puts the region on
+    screen: solid surfaces are not in it). So the view is drawn again offscreen, in
+    the last draw callback, with Blender's own merge (`draw_view`,
+    GPUOffScreen.draw_view3d: the scene, its shading and Blender's overlays, colour
+    managed), and what MJBlend's draw callbacks added to the overlay layer (read
+    before them, `capture_before`, and after, `capture_drawn`) is laid over it as
+    Blender's merge does (`lay_over`). Blender runs the draw callbacks with its
+    overlays hidden too (draw_view then draws the scene alone)."""
 
-    def __init__(self, region, composited: bool = False):
+    def __init__(self, region):
         self.region = region.as_pointer()
-        self.composited = composited
         self.done = threading.Event()
+        self.before: np.ndarray | None = None  # the overlay layer before MJBlend's drawings (keep_alpha)
         self.pixels: np.ndarray | None = None  # (height, width, 4) uint8, row 0 at the top; None: never drawn
 
 
-def ask_capture(owner, area, composited: bool = False) -> Capture:
+def ask_capture(owner, area) -> Capture:
     """A capture of `area`'s next draw, kept by scene session `owner` until then (the
     area is tagged for a redraw)."""
-    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"), composited)
+    capture = Capture(next(r for r in area.regions if r.type == "WINDOW"))
     owner.captures.append(capture)
     area.tag_redraw()
     return capture
 
 
-def _waiting(composited: bool) -> list:
+def _waiting() -> list:
     from . import scene_session  # (it imports the simulation, which imports this module)
 
-    return [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures
-            if c.composited == composited]
+    return [(owner, c) for owner in scene_session.all_sessions() for c in owner.captures]
 
 
 def _answer(waiting, region, read) -> None:
@@ -352,30 +354,35 @@ def _answer(waiting, region, read) -> None:
         capture.done.set()
 
 
-def capture_drawn() -> None:
-    """(A POST_PIXEL draw callback, last) The region's pixels for the screenshots any
-    scene session asked of it (its bridge's clients)."""
-    waiting = _waiting(False)
-    if waiting:
-        region = bpy.context.region
-        _answer(waiting, region, lambda: read_region(region))
-
-
-def capture_composited(*_cursor) -> None:
-    """(A window-manager paint cursor, while a composited capture waits; `_cursor`: the
-    mouse position Blender passes) The 3D view
-    regions of the window being drawn, as composited into its back buffer, for the
-    captures that asked for them (the regions laid over the view, its header, toolbar
-    and sidebar, are blended in after the paint cursors: they are not in it)."""
-    waiting = _waiting(True)
-    window = bpy.context.window
-    if not waiting or window is None:
+def capture_before() -> None:
+    """(A POST_VIEW draw callback, before MJBlend's other draw callbacks) The region's
+    overlay layer as Blender drew it, for the screenshots waiting for this draw."""
+    waiting = _waiting()
+    if not waiting:
         return
-    for area in window.screen.areas:
-        if area.type == "VIEW_3D":
-            for region in area.regions:
-                if region.type == "WINDOW":
-                    _answer(waiting, region, lambda r=region: read_region(r, (r.x, r.y)))
+    region = bpy.context.region
+    pointer, layer = region.as_pointer(), None
+    for _owner, capture in waiting:
+        if capture.region == pointer:
+            if layer is None:
+                layer = read_region(region, keep_alpha=True)
+            capture.before = layer
+
+
+def capture_drawn() -> None:
+    """(A POST_PIXEL draw callback, last) The region as the screen shows it, for the
+    screenshots any scene session asked of it (its bridge's clients, the Screenshot
+    operator) whose overlay layer was read before MJBlend drew (capture_before)."""
+    context = bpy.context
+    region, space, view = context.region, context.space_data, context.region_data
+    pointer = region.as_pointer()
+    waiting = [(owner, c) for owner, c in _waiting() if c.region == pointer and c.before is not None]
+    if not waiting:
+        return
+    before = waiting[0][1].before  # (this draw's: capture_before read it for each of them)
+    after = read_region(region, keep_alpha=True)
+    _answer(waiting, region, lambda: lay_over(
+        draw_view(context.scene, context.view_layer, space, region, view), before, after))
 
 
 def release_captures(captures: list) -> None:
@@ -384,9 +391,10 @@ def release_captures(captures: list) -> None:
         captures.pop().done.set()
 
 
-def read_region(region, origin=(0, 0)) -> np.ndarray:
+def read_region(region, origin=(0, 0), keep_alpha: bool = False) -> np.ndarray:
     """(height, width, 4) uint8 of the region's pixels in the framebuffer drawn now (in a
-    draw callback; `origin`: where the region starts in it), row 0 at the top."""
+    draw callback; `origin`: where the region starts in it), row 0 at the top; alpha
+    255 unless `keep_alpha`."""
     import gpu
 
     width, height = region.width, region.height
@@ -396,5 +404,52 @@ def read_region(region, origin=(0, 0)) -> np.ndarray:
     except (TypeError, ValueError):  # (a Blender whose gpu.types.Buffer has no buffer protocol)
         pixels = np.array(buffer.to_list(), dtype=np.uint8)
     pixels = pixels.reshape(height, width, 4)[::-1].copy()
-    pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
+    if not keep_alpha:
+        pixels[..., 3] = 255  # (the framebuffer's alpha is not the picture's)
     return pixels
+
+
+def draw_view(scene, view_layer, space, region, view) -> np.ndarray:
+    """(height, width, 4) uint8 of the 3D view `space`'s `region` (its region_3d `view`)
+    drawn offscreen as Blender puts it on screen: the scene with the view's shading
+    and Blender's overlays, merged and colour managed by Blender (draw callbacks,
+    gizmos and the region's info text are not in it). Call it in a draw callback."""
+    import gpu
+
+    offscreen = gpu.types.GPUOffScreen(region.width, region.height)
+    try:
+        offscreen.draw_view3d(scene, view_layer, space, region, view.view_matrix, view.window_matrix,
+                              do_color_management=True)
+        with offscreen.bind():
+            return read_region(region)
+    finally:
+        offscreen.free()
+
+
+# the overlay layer's 8-bit sRGB storage, decoded (Blender samples it linear)
+_SRGB_DECODE = np.where(np.arange(256) / 255 <= 0.04045, np.arange(256) / 255 / 12.92,
+                        ((np.arange(256) / 255 + 0.055) / 1.055) ** 2.4).astype(np.float32)
+_DISPLAY_DECODE = ((np.arange(256) / 255) ** 2.2).astype(np.float32)  # the merge's display gamma
+
+
+def lay_over(view: np.ndarray, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """`view` (draw_view's picture) with what draw callbacks added to the overlay layer
+    between `before` and `after` (read_region keep_alpha) laid over it as Blender's
+    merge does (OCIO's display shader: the picture in display-linear gamma 2.2, times
+    one minus the layer's alpha, plus the layer). The callbacks blend over the layer
+    (alpha a, colour c): after = c a + before (1 - a), so the screen shows
+    view (1 - a) + c a; pixels they left alone are the view's own."""
+    out = view.copy()
+    changed = (before != after).any(axis=2)
+    if not changed.any():
+        return out
+    low, high = before[changed], after[changed]
+    alpha_low = low[:, 3:].astype(np.float32) / 255
+    alpha_high = high[:, 3:].astype(np.float32) / 255
+    opaque = alpha_low >= 1.0
+    alpha = np.where(opaque, 1.0, (alpha_high - alpha_low) / np.where(opaque, 1.0, 1.0 - alpha_low))
+    keep = 1.0 - np.clip(alpha, 0.0, 1.0)
+    linear = (_DISPLAY_DECODE[view[changed][:, :3]] * keep + _SRGB_DECODE[high[:, :3]]
+              - _SRGB_DECODE[low[:, :3]] * keep)
+    out[changed, :3] = np.rint(np.clip(linear, 0.0, 1.0) ** (1 / 2.2) * 255).astype(np.uint8)
+    return out

@@ -1,7 +1,7 @@
 """The 3D view as simulate's Rendering > Camera has it: track the selected body
 (mjCAMERA_TRACKING), look through a model camera (mjCAMERA_FIXED), back to the
 free view; Copy Camera (the view as an MJCF `<camera>`); Screenshot (the 3D view
-under the mouse with its overlays, as a PNG). Thin: live/view_follow.py moves
+under the mouse, else the largest, with its overlays, as a PNG). Thin: live/view_follow.py moves
 the view, live/viewport.py captures it."""
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from ..scan import scene_scan
 
 SCREENSHOT_WAIT = 5.0  # seconds the Screenshot waits for its view to draw
 SCREENSHOT_NAME = "mujoco_screenshot_{:03d}.png"
-CURSOR_REGIONS = ("WINDOW", "HEADER", "TOOL_HEADER", "TOOLS", "UI")  # a 3D view's regions the mouse may be in
 
 
 def view_area(context):
@@ -196,7 +195,6 @@ class MUJOCO_OT_screenshot(bpy.types.Operator):
     _timer = None
     _capture = None
     _owner = None
-    _cursors = ()
 
     @classmethod
     def poll(cls, context):
@@ -206,11 +204,7 @@ class MUJOCO_OT_screenshot(bpy.types.Operator):
         # (the view draws after this returns: the capture is waited for on a timer, never here)
         self._owner = scene_session.of(context.scene)
         wm = context.window_manager
-        # (the paint cursors read the composited window: Blender draws them for the region under the
-        # mouse, and redraws for them at each mouse move: added only while the capture waits)
-        self._cursors = [wm.draw_cursor_add(viewport.capture_composited, (), "VIEW_3D", region)
-                         for region in CURSOR_REGIONS]
-        self._capture = viewport.ask_capture(self._owner, view_area(context), composited=True)
+        self._capture = viewport.ask_capture(self._owner, view_area(context))
         self._deadline = time.monotonic() + SCREENSHOT_WAIT
         self._timer = wm.event_timer_add(0.02, window=context.window)
         wm.modal_handler_add(self)
@@ -226,7 +220,7 @@ class MUJOCO_OT_screenshot(bpy.types.Operator):
             if capture in self._owner.captures:
                 self._owner.captures.remove(capture)
             return self._end(context, "ERROR", f"The 3D view did not draw within {SCREENSHOT_WAIT:g} s "
-                             "(with the mouse over it: Blender draws what is read then)")
+                             "(is Blender's window minimised?)")
         if capture.pixels is None:
             return self._end(context, "ERROR", "The scene's session ended before the 3D view drew")
         path = screenshot_path(self.filepath)
@@ -240,8 +234,6 @@ class MUJOCO_OT_screenshot(bpy.types.Operator):
 
     def _end(self, context, level, message):
         context.window_manager.event_timer_remove(self._timer)
-        for cursor in self._cursors:
-            context.window_manager.draw_cursor_remove(cursor)
         self.report({level}, message)
         return {"FINISHED"} if level == "INFO" else {"CANCELLED"}
 

@@ -167,3 +167,44 @@ def bpy_areas():
     import bpy
 
     return [area for window in bpy.context.window_manager.windows for area in window.screen.areas]
+
+
+def test_a_screenshot_lays_the_drawings_over_the_view_as_blenders_merge_does():
+    """lay_over against Blender's merge written out per pixel (OCIO's display shader:
+    display-linear at gamma 2.2, times one minus the layer's alpha, plus the layer; the
+    layer stored sRGB-encoded): pixels the callbacks left alone are the view's bytes;
+    an opaque drawing is its own colour; a half-transparent one, over dark to light
+    shading and over a layer that had something (a Blender overlay, alpha 0.2), shows
+    as the screen shows it."""
+    rng = np.random.default_rng(3)
+    before = rng.integers(0, 256, (4, 5, 4), dtype=np.uint8)
+    before[..., 3] = 0
+    before[2, 4] = (60, 50, 40, 51)
+    after = before.copy()
+    after[0, 0] = (255, 0, 0, 255)  # an opaque red line over an empty layer
+
+    def srgb(c):
+        return np.where(c / 255 <= 0.04045, c / 255 / 12.92, ((c / 255 + 0.055) / 1.055) ** 2.4)
+
+    def encode(linear):
+        return np.rint(np.clip(linear, 0, 1) ** (1 / 2.2) * 255)
+
+    # a green line at alpha 0.5 across row 2, blended over the layer (in linear: it is sRGB)
+    low = before[2].astype(float)
+    layer = np.array([0.0, 0.5, 0.0]) + srgb(low[:, :3]) * 0.5
+    encoded = np.where(layer <= 0.0031308, layer * 12.92, 1.055 * layer ** (1 / 2.4) - 0.055)
+    after[2, :, :3] = np.rint(encoded * 255)
+    after[2, :, 3] = np.rint((0.5 + low[:, 3] / 255 * 0.5) * 255)
+    # the scene's shading (row 2 dark to light), draw_view's picture (the scene under Blender's
+    # overlay) and the screen's
+    scene = rng.uniform(0.0, 1.0, (4, 5, 3))
+    scene[2] = np.array([0.0005, 0.002, 0.01, 0.05, 0.3])[:, None]
+    view = np.full((4, 5, 4), 255, np.uint8)
+    view[..., :3] = encode(scene * (1 - before[..., 3:] / 255) + srgb(before[..., :3].astype(float)))
+    screen = encode(scene[2] * (1 - after[2, :, 3:] / 255) + srgb(after[2, :, :3].astype(float)))
+    out = viewport.lay_over(view, before, after)
+    untouched = np.ones((4, 5), bool)
+    untouched[0, 0] = untouched[2] = False
+    np.testing.assert_array_equal(out[untouched], view[untouched])
+    np.testing.assert_array_equal(out[0, 0, :3], (255, 0, 0))
+    assert np.abs(out[2, :, :3].astype(int) - screen).max() <= 1, (out[2], screen)

@@ -16,6 +16,7 @@ import zlib
 import numpy as np
 
 Z_PIXMAP, ALL_PLANES = 2, 0xFFFFFFFF
+RIM = 6  # pixels at a region's edges: the screen draws the area's outline and round corners over them
 
 
 class _XImage(ctypes.Structure):
@@ -90,3 +91,26 @@ def screenshot_area(path, window, area) -> None:
     picture `screen.screenshot_area` would take)."""
     top = window.height - (area.y + area.height)  # X11 y grows downwards
     save_png(path, grab(blender_x_window(), area.x, top, area.width, area.height))
+
+
+def laid_over(area, region, unit: int) -> list:
+    """[x, y, width, height] boxes (from the top left of `region`'s picture) of what
+    Blender draws over a 3D view's region after the region itself: the regions laid
+    over it (header, toolbar...) and, while the sidebar is hidden, its toggle arrow at
+    the top right under the headers (a box 2 x 3 UI units; `unit`: one in pixels)."""
+    top_of = region.y + region.height
+    boxes = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
+             for r in area.regions if r.type != "WINDOW" and r.width > 1 and r.height > 1]
+    if not any(r.type == "UI" and r.width > 1 for r in area.regions):
+        below = max((y + h for _x, y, w, h in boxes if w >= region.width // 2), default=0)
+        boxes.append([region.width - 2 * unit, below, 2 * unit, 3 * unit])
+    return boxes
+
+
+def covered(shape, boxes) -> np.ndarray:
+    """(height, width) bool of a region's picture: True under `boxes` (laid_over) and the rim."""
+    mask = np.zeros(shape[:2], bool)
+    for x, y, w, h in boxes:
+        mask[max(y, 0):max(y + h, 0), max(x, 0):max(x + w, 0)] = True
+    mask[:RIM], mask[-RIM:], mask[:, :RIM], mask[:, -RIM:] = True, True, True, True
+    return mask

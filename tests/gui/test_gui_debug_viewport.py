@@ -1,7 +1,8 @@
 """URLab's debug and viewport namespaces in Blender's real user interface (issue 33):
 a network client (tests/bridge/wire_client.py, the documented protocol) draws
 markers that a screenshot of the 3D view then shows (red where the red marker
-is, none after clear_markers), sets the view's eye and reads it back within
+is, none after clear_markers) and the view as the X server shows it (the lit
+floor, not black), sets the view's eye and reads it back within
 1e-6, frames the model and follows a falling ball (track_actor) while the
 simulation plays. tests/gui/debug_viewport_window.py is the Blender side.
 The conversation runs once per module; the tests read it."""
@@ -14,11 +15,14 @@ import threading
 import time
 import zlib
 
+import gui_x11
 import numpy as np
 import pytest
 from addon_loader import ROOT
 from gui_blender import leftover_processes, read_report, run_gui_script
 from helpers import free_port
+
+from mjblend.engine import png
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
 from wire_client import WireClient  # noqa: E402
@@ -82,6 +86,13 @@ def converse(folder, port: int, out: dict) -> None:
         out["text"] = client.call("set_overlay_text", text="MJBlend debug")
         time.sleep(0.3)
         out["drawn_reply"], out["drawn"] = shot()
+        (folder / "grab-ask.json").write_text("{}")  # (Blender reads the region from the X server)
+        until = time.monotonic() + 20
+        while not (folder / "grab-done.json").exists():
+            assert time.monotonic() < until, "Blender never grabbed the view"
+            time.sleep(0.05)
+        out["laid_over"] = json.loads((folder / "grab-done.json").read_text())
+        out["grab"] = png.read(str(folder / "grab.png"))
         started = client.call("snapshot", image=True)  # (URLab's scene snapshot with MJBlend's image)
         assert started["op"] == "op_started", started
         job = started["job_id"]
@@ -94,10 +105,17 @@ def converse(folder, port: int, out: dict) -> None:
 
         out["frame"] = client.call("frame_actor", target=prefix)
         out["framed_get"] = client.call("get_camera")
-        out["track"] = client.call("track_actor", target=prefix, offset=OFFSET, smoothing=0.0)
-        time.sleep(0.3)
-        out["tracked_start"] = client.call("get_camera")
         out["ball_start"] = client.call("get_state")["arts"][prefix]["qpos"][:3]
+        out["track"] = client.call("track_actor", target=prefix, offset=OFFSET, smoothing=0.0)
+        # (the view moves on Blender's timer: read until it is at the ball plus the offset, or 10 s)
+        wanted, until = np.add(out["ball_start"], OFFSET), time.monotonic() + 10
+        while True:
+            out["tracked_start"] = client.call("get_camera")
+            if np.abs(np.subtract(out["tracked_start"]["location"], wanted)).max() < 1e-4:
+                break
+            if time.monotonic() > until:
+                break
+            time.sleep(0.02)
         client.call("set_paused", paused=False)
         falling = []
         deadline = time.monotonic() + 30
@@ -161,6 +179,28 @@ def test_a_scene_snapshot_carries_the_3d_view_when_asked(conversation):
     assert red(pixels) > 200, "the red line is not in the snapshot's image"
 
 
+def test_a_screenshot_shows_the_view_as_the_screen_does(conversation):
+    """The bridge's screenshot against the region read from the X server just after:
+    the floor lit grey, not black (a draw callback's framebuffer has no surfaces), the
+    background, the markers, their label and the overlay text, within 3 levels (but
+    for a few pixels of the markers' edges)."""
+    drawn, grab = conversation["drawn"][..., :3].astype(int), conversation["grab"].astype(int)
+    assert drawn.shape == grab.shape
+    covered = gui_x11.covered(grab.shape, conversation["laid_over"])  # (drawn over the view after it)
+    assert covered.mean() < 0.2, conversation["laid_over"]
+    floor = (grab.min(axis=2) > 120) & (np.ptp(grab, axis=2) < 8) & ~covered  # lit grey
+    floor[:grab.shape[0] // 2] = False  # (the lower half: the floor, below the markers and their text)
+    assert floor.mean() > 0.3, floor.mean()
+    assert np.abs(drawn[floor] - grab[floor]).max() <= 3
+    difference = np.abs(drawn - grab).max(axis=2)[~covered]
+    assert np.count_nonzero(difference) < 0.01 * difference.size  # (the same but for rounding at edges)
+    # (where the markers blend into the view the screenshot redoes Blender's merge from 8-bit layers,
+    # undithered: near black the display curve turns that rounding into a few levels, at a few pixels)
+    assert difference.max() <= 8 and np.count_nonzero(difference > 3) <= 20, \
+        (difference.max(), np.count_nonzero(difference > 3))
+    assert red(conversation["grab"]) > 200 and abs(red(drawn) - red(conversation["grab"])) < 20
+
+
 def test_markers_drawn_show_in_a_screenshot_and_clear(conversation):
     c = conversation
     assert c["line"] == {"op": "draw_line_ok", "markers": 1}
@@ -203,3 +243,4 @@ def test_frame_and_track_a_falling_ball(conversation):
     assert c["untrack"] == {"op": "untrack_ok", "was_tracking": True}
     assert c["untrack_again"] == {"op": "untrack_ok", "was_tracking": False}
     assert c["leftover"] == []
+

@@ -9,14 +9,12 @@ shows it."""
 import math
 import re
 
+import gui_x11
 import numpy as np
 import pytest
 from gui_blender import leftover_processes, run_reporting_script
 
 from mjblend.engine import png
-
-
-RIM = 6  # pixels at the region's edges: the screen draws the area's outline and round corners over them
 
 
 @pytest.fixture(scope="module")
@@ -90,17 +88,22 @@ def test_copy_camera(followed):
 
 @pytest.mark.gui
 def test_the_screenshot_key_writes_the_region_with_its_overlays(followed):
+    """The key's shots, one taken with the mouse over another editor (the third) and
+    one with Blender's overlays hidden (the fourth) against the X server's picture:
+    the lit floor and the overlays, within 3 levels."""
     _proc, report, folder = followed
-    assert report["shots"] == ["mujoco_screenshot_001.png", "mujoco_screenshot_002.png"]
-    bare, shot = (png.read(str(folder / name)) for name in report["shots"])
-    grab = png.read(str(folder / "grab.png"))
+    assert report["shots"] == [f"mujoco_screenshot_00{n}.png" for n in (1, 2, 3, 4)]
+    assert report["shot_elsewhere"] == report["shot_hidden"] == ["RUNNING_MODAL"]
+    assert report["mouse_over"] != "VIEW_3D"
+    bare, shot, elsewhere, hidden = (png.read(str(folder / name)) for name in report["shots"])
+    grab, grab_hidden = (png.read(str(folder / name)) for name in ("grab.png", "grab_hidden.png"))
     width, height = report["region"]
-    assert shot.shape == grab.shape == (height, width, 3)
-    difference = np.abs(shot.astype(int) - grab.astype(int)).max(axis=2)
-    covered = np.zeros(difference.shape, bool)  # (the header and toolbar are laid over the view after)
-    for x, y, w, h in report["laid_over"]:
-        covered[max(y, 0):max(y + h, 0), max(x, 0):max(x + w, 0)] = True
-    covered[:RIM], covered[-RIM:], covered[:, :RIM], covered[:, -RIM:] = True, True, True, True
+    covered = gui_x11.covered(grab.shape, report["laid_over"])  # (drawn over the view after it)
     assert covered.mean() < 0.2, report["laid_over"]
-    assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
+    for picture, screen in ((shot, grab), (elsewhere, grab), (hidden, grab_hidden)):
+        assert picture.shape == screen.shape == (height, width, 3)
+        difference = np.abs(picture.astype(int) - screen.astype(int)).max(axis=2)
+        assert difference[~covered].max() <= 3, (difference[~covered].max(), np.count_nonzero(difference > 3))
+        assert np.count_nonzero(screen[~covered].min(axis=1) > 120) > 1000  # (the lit floor: in the shots)
     assert (shot != bare).any(axis=2).sum() > 20  # the overlays (contacts, centres of mass) are in it
+    assert (shot != hidden).any(axis=2).sum() > 20  # (and not with Blender's overlays hidden)

@@ -12,7 +12,9 @@ floor, its model root moved and turned; the largest 3D view drawn cheaply.
 4. The Screenshot key (Shift+Alt+P, the real key, the mouse over the view), with
    the overlays off then on: the PNGs written beside the saved .blend, then the
    region read from the X server after one more draw (gui_x11.grab), and where
-   the regions laid over the view (header, toolbar) are in it.
+   the regions laid over the view (header, toolbar) are in it; then the
+   Screenshot operator with the mouse over another editor, and with Blender's
+   overlays hidden (against a second grab).
 5. Reset, a Blender camera as the scene's, the view through it, Track and Play:
    the camera's position each shown frame against the tracked point; Free puts
    the camera back.
@@ -164,10 +166,28 @@ def steps():
     gui_x11.save_png(os.path.join(FOLDER, "grab.png"),
                      gui_x11.grab(gui_x11.blender_x_window(), region.x, top, region.width, region.height))
     report["region"] = [region.width, region.height]
-    # the regions Blender lays over the view (header, toolbar...): rows and columns of the region's picture
-    top_of = region.y + region.height
-    report["laid_over"] = [[r.x - region.x, top_of - (r.y + r.height), r.width, r.height]
-                           for r in area.regions if r.type != "WINDOW" and r.width > 1 and r.height > 1]
+    # what Blender draws over the view after it (header, toolbar...): boxes in the region's picture
+    report["laid_over"] = gui_x11.laid_over(area, region, round(20 * bpy.context.preferences.system.ui_scale))
+    # the Screenshot (as from the sidebar's button) with the mouse over another editor
+    other = max((a for a in window.screen.areas if a.type != "VIEW_3D"), key=lambda a: a.width * a.height)
+    x, y = region_xy(other, other.width // 2, other.height // 2)
+    subprocess.run(["xdotool", "mousemove", "--window", blender_window(), str(x), str(y), "sleep", "0.2"],
+                   check=True)
+    report["mouse_over"] = other.type
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area):
+        report["shot_elsewhere"] = sorted(bpy.ops.mujoco.screenshot())
+    yield from wait_for(os.path.join(FOLDER, "mujoco_screenshot_003.png"))
+    # and with Blender's overlays hidden (the scene and MJBlend's drawings: Blender still runs them)
+    area.spaces.active.overlay.show_overlays = False
+    yield 0.5
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area):
+        report["shot_hidden"] = sorted(bpy.ops.mujoco.screenshot())
+    yield from wait_for(os.path.join(FOLDER, "mujoco_screenshot_004.png"))
+    with physics_parked(running), bpy.context.temp_override(window=window, area=area):
+        bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
+    gui_x11.save_png(os.path.join(FOLDER, "grab_hidden.png"),
+                     gui_x11.grab(gui_x11.blender_x_window(), region.x, top, region.width, region.height))
+    area.spaces.active.overlay.show_overlays = True
     report["shots"] = sorted(f for f in os.listdir(FOLDER) if f.startswith("mujoco_screenshot_"))
 
     # 5. Track in a view through a Blender camera: the camera goes along with the ball
