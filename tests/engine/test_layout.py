@@ -54,6 +54,7 @@ RUNTIME_REGISTRIES = {
     "components/camera_preview_settings.py:_items": "enum item strings Blender keeps pointers to",
     "ui/camera_preview/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
     "ui/overlays/debug_draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
+    "ui/overlays/screenshot.py:_handles": "the draw handlers the add-on added (removed on disable)",
 }
 EMPTY_CONTAINERS = {"dict", "list", "set", "WeakKeyDictionary", "WeakValueDictionary", "OrderedDict",
                     "defaultdict", "deque"}
