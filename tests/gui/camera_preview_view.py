@@ -22,7 +22,8 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
-                        play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
+                        play_invoke, report, run_steps, screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DESK = os.path.join(HERE, "..", "..", "examples", "desk_toys.xml")
@@ -30,17 +31,7 @@ DESK = os.path.join(HERE, "..", "..", "examples", "desk_toys.xml")
 
 def show_camera_panel(sidebar, camera_panel):
     """The sidebar's Camera panel open, the tab's other panels closed on first draw."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls is camera_panel.MJBLEND_PT_camera_preview:
-            cls.bl_options = set()
-            record_draws(cls)
-        elif not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        bpy.utils.register_class(cls)
-
+    reopen_sidebar(sidebar, {camera_panel.MJBLEND_PT_camera_preview.__name__})
 
 def preview_threads():
     return [t.name for t in threading.enumerate() if t.name.startswith("MJBlend camera preview")]

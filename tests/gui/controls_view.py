@@ -21,7 +21,8 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
-                        play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
+                        play_invoke, report, run_steps, screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 ARM = """
 <mujoco>
@@ -48,19 +49,8 @@ OPEN = ("MJBLEND_PT_simulation", "MJBLEND_PT_joints", "MJBLEND_PT_controls")
 
 def show_simulation_panels(sidebar):
     """The Simulation panel and its Joints and Controls sub-panels open, the tab's other
-    top panels closed, every panel's draws recorded (a class registered again starts as
-    it says; all of them, in their order, so the order stays)."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls.__name__ in OPEN:
-            cls.bl_options = set()
-        elif not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        record_draws(cls)
-        bpy.utils.register_class(cls)
-
+    top panels closed, every panel's draws recorded."""
+    reopen_sidebar(sidebar, OPEN, record_all=True)
 
 def steps():
     show_simulation_panels(importlib.import_module(ADDON + ".ui.sidebar"))

@@ -55,6 +55,35 @@ def record_draws(cls, entry=None):
     cls.draw = draw
 
 
+def reopen_sidebar(sidebar, opened=(), record_all=False) -> None:
+    """The MuJoCo tab's panels registered again (a class registered again starts as it
+    says): those named in `opened` open, the other top panels closed, sub-panels as they
+    are; their draws recorded (every panel's with `record_all`, else the opened ones').
+    All of them, parents first, in their order, so the order stays: the sidebar's own
+    panels and every registered sub-panel below them (Info, View, ... of other modules;
+    a sub-panel whose parent was registered again without it would draw as a top panel)."""
+    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
+    names = {cls.__name__ for cls in panels}
+    others = [cls for cls in bpy.types.Panel.__subclasses__() if cls not in panels and cls.is_registered]
+    grown = True
+    while grown:
+        below = [cls for cls in others
+                 if getattr(cls, "bl_parent_id", "") in names and cls.__name__ not in names]
+        panels += below
+        names |= {cls.__name__ for cls in below}
+        grown = bool(below)
+    for cls in reversed(panels):
+        bpy.utils.unregister_class(cls)
+    for cls in panels:
+        if cls.__name__ in opened:
+            cls.bl_options = set()
+        elif not getattr(cls, "bl_parent_id", ""):
+            cls.bl_options = {"DEFAULT_CLOSED"}
+        if record_all or cls.__name__ in opened:
+            record_draws(cls)
+        bpy.utils.register_class(cls)
+
+
 def view3d():
     """(window, area, region) of the largest 3D view."""
     window = bpy.context.window_manager.windows[0]

@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_mouse import blender_window, region_xy  # noqa: E402
 from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
                         play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 MODEL = """
 <mujoco>
@@ -69,17 +70,7 @@ def show_panels(sidebar, visual_panel):
     """The Simulation panel and its Controls and Visualization sub-panels open, the tab's
     other top panels closed, every panel's draws recorded; the Controls rows' `enabled`
     noted as drawn (report["control_rows"]: actuator -> enabled)."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    panels += list(visual_panel.CLASSES)
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls.__name__ in OPEN:
-            cls.bl_options = set()
-        elif not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        record_draws(cls)
-        bpy.utils.register_class(cls)
+    reopen_sidebar(sidebar, OPEN, record_all=True)  # (Visualization: a sub-panel of Simulation)
     controls = sidebar.MJBLEND_PT_controls
     original = controls.draw_row
 

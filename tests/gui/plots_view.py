@@ -19,7 +19,8 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, physics_parked,  # noqa: E402
-                        play_invoke, record_draws, report, run_steps, screenshot_view, view3d)
+                        play_invoke, report, run_steps, screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
@@ -28,20 +29,9 @@ SENSORS = ("sensor_root_veloc", "sensor_root_gyro")
 
 
 def show_plots_panel(sidebar, plots_panel):
-    """The sidebar's Plots panel open, the tab's other panels closed on first draw (a
-    class registered again starts as it says; all of them, in their order, so the
-    order stays); its draws recorded."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls is plots_panel.MJBLEND_PT_plots:
-            cls.bl_options = set()
-            record_draws(cls)
-        elif not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        bpy.utils.register_class(cls)
-
+    """The sidebar's Plots panel open, the tab's other panels closed on first draw; its
+    draws recorded."""
+    reopen_sidebar(sidebar, {plots_panel.MJBLEND_PT_plots.__name__})
 
 def steps():
     show_plots_panel(importlib.import_module(ADDON + ".ui.sidebar"),

@@ -19,8 +19,9 @@ import bpy
 from mathutils import Quaternion
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, record_draws, report, run_steps,  # noqa: E402
+from gui_script import (ADDON, SCREENSHOT, open_sidebar_tab, report, run_steps,  # noqa: E402
                         screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.environ.get("MJBLEND_CORPUS", os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
@@ -52,20 +53,9 @@ def randomize(obj, attribute, low, high):
 
 
 def show_panels(sidebar):
-    """For the picture: the preview's section open, the others but Simulation closed
-    on first draw (a class registered again starts as it says; all of them, in their
-    order, so the order stays)."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls is sidebar.MJBLEND_PT_randomization_preview:
-            cls.bl_options = set()
-        elif cls is not sidebar.MJBLEND_PT_simulation and not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        record_draws(cls)
-        bpy.utils.register_class(cls)
-
+    """For the picture: the preview's section and Simulation open, the others closed
+    on first draw."""
+    reopen_sidebar(sidebar, {"MJBLEND_PT_randomization_preview", "MJBLEND_PT_simulation"}, record_all=True)
 
 def steps():
     preview_module = importlib.import_module(ADDON + ".live.randomization_preview")

@@ -21,7 +21,8 @@ import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gui_script import (ADDON, SCREENSHOT, look, open_sidebar_tab, overlay_view, play_invoke,  # noqa: E402
-                        record_draws, report, run_steps, screenshot_view, view3d)
+                        report, run_steps, screenshot_view, view3d)
+from gui_script import reopen_sidebar  # noqa: E402
 
 ARM = """
 <mujoco>
@@ -51,18 +52,8 @@ def save(path, text):
 
 
 def show_model_panel(sidebar):
-    """The Model panel open, its draws recorded (registered again, as the others are)."""
-    panels = [cls for cls in sidebar.CLASSES if issubclass(cls, bpy.types.Panel)]
-    for cls in reversed(panels):
-        bpy.utils.unregister_class(cls)
-    for cls in panels:
-        if cls.__name__ == "MJBLEND_PT_model":
-            cls.bl_options = set()
-            record_draws(cls)
-        elif not getattr(cls, "bl_parent_id", ""):
-            cls.bl_options = {"DEFAULT_CLOSED"}
-        bpy.utils.register_class(cls)
-
+    """The Model panel open, its draws recorded."""
+    reopen_sidebar(sidebar, {"MJBLEND_PT_model"})
 
 def fore(scene):
     return next(o for o in scene.objects if o.mujoco.kind == "GEOM" and o.mujoco.name == "fore")

@@ -3,13 +3,18 @@ MuJoCo's humanoid plays on the physics thread with the sidebar's Info and Watch 
 open, two watched values and the Info line and four MuJoCo figures on; the panels draw
 without an error, the watched values are the shown snapshot's own numbers, the Info
 line is its Info, and the screenshot shows the history figures' line colours inside
-their plotting rectangles."""
+their plotting rectangles. With MJBLEND_UPDATE_DOCS=1 the screenshot becomes
+docs/images/readouts.png."""
+
+import os
+import shutil
 
 import numpy as np
 import pytest
 from gui_blender import assert_real_screenshot, leftover_processes, run_reporting_script, screenshot_pixels
 from helpers import needs_corpus
 
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "images")
 TOLERANCE = 0.12  # per channel
 TITLES = ["Counts", "Convergence (log 10)", "CPU time (msec)", "Dimensions"]
 
@@ -72,3 +77,5 @@ def test_info_watch_and_figures_while_playing(shown):
         title_row = (fx, fy + fh - 20, fw, 20)
         counts = [_count(pixels, color, title_row) for color in report["colors"][:len(figure["labels"])]]
         assert all(c > 0 for c in counts), (figure["title"], counts)
+    if os.environ.get("MJBLEND_UPDATE_DOCS") == "1":
+        shutil.copyfile(picture, os.path.join(DOCS, "readouts.png"))
