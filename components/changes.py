@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+from .schema import GROUP_PREFIX, VISUAL_SETTINGS
+
 
 class Cursor:
     """One consumer's unread edits: `touched` (as_pointer() of IDs whose MuJoCo
@@ -46,8 +48,7 @@ _TOUCHED: dict[int, set[int]] = {}
 _MOVED: dict[int, set[int]] = {}
 _VISUAL: dict[int, set[int]] = {}  # (IDs whose edited properties were `<visual>` settings)
 # the property groups of a model root's `<visual>` (MuJoCo's mjVisual: drawing only, never physics)
-VISUAL_GROUPS = frozenset(f"MJBLEND_PG_{kind}" for kind in (
-    "visual_global", "visual_quality", "visual_headlight", "visual_map", "visual_scale", "visual_rgba"))
+VISUAL_GROUPS = frozenset(GROUP_PREFIX + kind for kind in VISUAL_SETTINGS)
 
 
 def _forget(key) -> None:

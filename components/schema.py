@@ -123,6 +123,8 @@ GROUP_PREFIX = "MJBLEND_PG_"  # a kind's property group class is GROUP_PREFIX + 
 MODEL_SETTINGS = ("compiler", "lengthrange", "option", "size", "statistic",
                   "visual_global", "visual_quality", "visual_headlight", "visual_map",
                   "visual_scale", "visual_rgba")
+# MuJoCo's mjVisual among them: drawing only, never physics (edited live without a recompile)
+VISUAL_SETTINGS = tuple(kind for kind in MODEL_SETTINGS if kind.startswith("visual_"))
 DEFAULT_KINDS = tuple(schema_table.DEFAULT_KINDS)  # what a <default> class can set
 
 # Blender ID type of each referenced kind (an asset's); everything else is an Object.

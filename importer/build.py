@@ -430,7 +430,8 @@ class Builder:
     def _visible(self) -> dict:
         """Which groups of each kind show (scene/groups.py `visible`: the switches, and
         for joints and frames their overlay too), read once."""
-        return {kind: groups.visible(self.scene, kind) for kind in ("geom", "site", "joint", "frame")}
+        return {kind: groups.visible(self.scene, kind)
+                for kind in ("geom", "site", "joint", "frame", "flex", "skin")}
 
     @functools.cached_property
     def sizes(self) -> dict:
@@ -495,13 +496,12 @@ class Builder:
                  self.model.flex_group),
                 ("skin", self.spec.skins, mujoco_meshes.skin_mesh, self.looks.skin_material,
                  self.model.skin_group)):
-            shown = groups.visible(self.scene, kind)
             for element in elements:
                 mesh = make_mesh(self.model, self.data, element.id, element.name or kind)
                 obj = self._new_object(element.name, mesh, kind, "", self.collection)
                 obj.parent = self.root
                 set_material(obj, look(element.id))
-                if not shown[groups.clamp(int(group_of[element.id]))]:
+                if self._hidden(kind, int(group_of[element.id])):
                     hide(obj, self.scene)
                 self._register(element, obj, kind)
 

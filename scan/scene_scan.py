@@ -21,7 +21,7 @@ import numpy as np
 
 from ..components import changes, spec_io, values
 from ..components.kinds import DATA_KINDS, FILE_KINDS, SECTION_KINDS, SPATIAL_KINDS
-from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
+from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, VISUAL_SETTINGS
 from ..components.stored_keys import ANGLE_UNIT, DEGREE, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE, SOURCE
 from ..engine import frames
 from ..geometry import mujoco_meshes, materials
@@ -172,9 +172,6 @@ class ScanCache:
         return entry.scanner if entry else None
 
 
-VISUAL_KINDS = tuple(kind for kind in MODEL_SETTINGS if kind.startswith("visual_"))
-
-
 def visual_values(root) -> list[tuple] | None:
     """[(part of mjVisual, attribute, value)] of a model root's `<visual>` settings, as a
     scan writes them into a new spec (and so as MuJoCo compiles them); None where a value
@@ -182,7 +179,7 @@ def visual_values(root) -> list[tuple] | None:
     spec = mujoco.MjSpec()
     model = root.mujoco.model
     out = []
-    for kind in VISUAL_KINDS:
+    for kind in VISUAL_SETTINGS:
         group = getattr(model, kind)
         only = values.recorded_own(group)
         if only is None or only:
