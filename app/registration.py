@@ -52,10 +52,11 @@ MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_p
            simulation_settings, _Classes(plot_operators.CLASSES), screenshot_draw, plot_draw,
            camera_preview_draw,
            _Classes(OPERATORS), _Classes(preferences.CLASSES), panels, randomization_panel, overlay_popover,
-           sidebar, readouts,
-           _Classes(view_operators.CLASSES), view_panel,  # (the View sub-panel: after the Simulation panel)
+           sidebar, _Classes(readouts.CLASSES),
+           # (the sub-panels of Simulation after it)
+           _Classes(view_operators.CLASSES), _Classes(view_panel.CLASSES),
            menus, add_menu, handlers, keymaps, overlay_draw, debug_draw, edits,
-           serve, batch_export, dataset_command, file_watch, visual_panel)
+           serve, batch_export, dataset_command, file_watch, _Classes(visual_panel.CLASSES))
 
 
 def register():

@@ -109,13 +109,3 @@ class MJBLEND_PT_watch(_Sub, bpy.types.Panel):
 
 
 CLASSES = (MJBLEND_PT_info, MJBLEND_PT_watch)
-
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)

@@ -35,13 +35,3 @@ class MJBLEND_PT_view(_SidebarPanel, bpy.types.Panel):
 
 
 CLASSES = (MJBLEND_PT_view,)
-
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)

@@ -66,13 +66,3 @@ class MJBLEND_PT_visualization(bpy.types.Panel):
 
 
 CLASSES = (MJBLEND_PT_visualization,)
-
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
