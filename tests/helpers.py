@@ -170,11 +170,20 @@ def isnan(x):
     return isinstance(x, float) and math.isnan(x)
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port nothing listens on now (for a server a test starts)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port nothing listens on now (for a server a test starts), never one this
+    process was given before: the kernel may hand the same free port to two calls in a
+    row (a test asking for a camera, request and state port got one twice in CI)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def port_is_free(port: int) -> bool:

@@ -35,8 +35,12 @@ class Served:
         self.request_port, self.state_port = free_port(), free_port()
         self.bridge = Bridge(self.host, request_port=self.request_port, state_port=self.state_port,
                              **bridge_options)
-        self.bridge.start()
         self._clients = []
+        try:
+            self.bridge.start()
+        except BaseException:  # (the host's physics thread must not outlive a failed start)
+            assert self.host.close()
+            raise
 
     def client(self, hello=True, timeout_ms=10000, **fields) -> WireClient:
         client = WireClient(self.request_port, timeout_ms=timeout_ms)
