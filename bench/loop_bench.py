@@ -13,7 +13,13 @@
 3. sync per body per frame on the N free bodies, until the depsgraph has
    evaluated what the viewport will draw: Fast (the instancer) target
    <= 1 us per body; Objects against plain Python writes of the same poses to
-   the same objects (ratio; target <= 1);
+   the same objects (ratio; target <= 1); and a moved MJBlend body against a
+   bare Blender object (issue 35, target <= 1.1): the same plain writes to
+   bare objects of the same hierarchy (a mirror of the imported model in a
+   scene of its own: one object per imported object, same parents, data,
+   local transforms and visibility, no MJBlend properties), each frame's
+   ratio (MJBlend bodies / bare, and the Objects display / bare), median
+   over the frames, the two sides taking turns;
 4. the largest scene of free bodies that holds real time at 60 displayed
    frames per second, in Fast and in Objects mode (the runner on its thread,
    the display loop on the main thread, both for real).
@@ -146,8 +152,10 @@ class Bench:
         running.play()
         bodies = [obj for obj, _body in running.binding.driven]
         times = {"FAST": [], "OBJECTS": []}
-        plain = []
+        plain, bare, bare_ratios, display_ratios = [], [], [], []
         for display in ("FAST", "OBJECTS"):  # (each a run of frames: switching costs once)
+            if display == "OBJECTS":
+                mirror, bare_bodies = bare_mirror(bpy, bodies)
             bpy.context.scene.mujoco_simulation.display = display
             running.runner.tick(budget=0.005)
             running.display.show(running.latest, running.binding, running.held, display)
@@ -163,14 +171,25 @@ class Bench:
                 if display == "OBJECTS":
                     obj, body = running.binding.driven[-1]  # the synced pose is what the depsgraph shows
                     assert np.allclose(np.array(obj.matrix_world.translation), shot.xpos[body], atol=1e-5)
-                    plain.append(plain_move_times(bpy, bodies, view_layer, shot, frame))
+                    sides = [(bodies, view_layer, plain), (bare_bodies, mirror.view_layers[0], bare)]
+                    for objects, layer, kept in sides[::1 if frame % 2 else -1]:  # (taking turns)
+                        kept.append(plain_move_times(bpy, objects, layer, shot, frame))
+                    bare_ratios.append(plain[-1] / bare[-1])
+                    display_ratios.append(times[display][-1] / bare[-1])
         fast, objects = times["FAST"], times["OBJECTS"]
+        per_body = (len(mirror.objects) - 1) / count  # (less the model's root)
+        bpy.data.scenes.remove(mirror)
         self.scene_session.end_all()
         fast_us, objects_us, plain_us = (statistics.median(t) / count * 1e6 for t in (fast, objects, plain))
         print(f"3. sync of {count} free bodies per frame, until the depsgraph has evaluated it:")
         print(f"   Fast (instancer):   {fast_us:7.2f} us per body  (target <= 1 us)")
         print(f"   Objects:            {objects_us:7.2f} us per body; plain Python writes of the same poses "
               f"to the same objects: {plain_us:.2f} us; ratio {objects_us / plain_us:.2f}  (target <= 1)")
+        bare_us = statistics.median(bare) / count * 1e6
+        print(f"   a moved MJBlend body against a bare Blender object (the same writes to a bare mirror, "
+              f"{per_body:.1f} objects per body): bare {bare_us:.2f} us per body;")
+        print(f"     MJBlend bodies / bare: {statistics.median(bare_ratios):.2f}  (target <= 1.1, issue 35); "
+              f"Objects display / bare: {statistics.median(display_ratios):.2f}")
 
     def largest_realtime(self, display):
         """Part 4: the most free bodies that hold real time at 60 displayed frames per second."""
@@ -201,6 +220,35 @@ class Bench:
         ok = speed >= 0.97 and rate >= 57 and fresh >= 50
         return ok, (f"{speed:.2f}x real time, {rate:.0f} frames/s ({fresh:.0f} with a new state), "
                     f"{frame_cost * 1e3:.1f} ms display work per frame")
+
+
+def bare_mirror(bpy, bodies):
+    """A scene of its own holding a bare copy of the model `bodies` belong to: one object per
+    object of the model (its root and everything below it), with the same parent, object
+    data (shared), local transform and visibility, and no MJBlend properties. Returns the
+    scene and the copies of `bodies`, in order."""
+    root = bodies[0]
+    while root.parent is not None:
+        root = root.parent
+    scene = bpy.data.scenes.new("bare mirror")
+    originals = [root, *root.children_recursive]
+    copies = {}
+    for obj in originals:
+        copy = copies[obj] = bpy.data.objects.new(f"bare {obj.name}", obj.data)
+        scene.collection.objects.link(copy)
+    layer = scene.view_layers[0]
+    for obj in originals:
+        copy = copies[obj]
+        if obj.parent is not None:
+            copy.parent = copies[obj.parent]
+            copy.matrix_parent_inverse = obj.matrix_parent_inverse
+        copy.rotation_mode = obj.rotation_mode
+        copy.matrix_basis = obj.matrix_basis
+        copy.empty_display_type, copy.empty_display_size = obj.empty_display_type, obj.empty_display_size
+        copy.hide_viewport, copy.hide_render = obj.hide_viewport, obj.hide_render
+        copy.hide_set(obj.hide_get(), view_layer=layer)
+    layer.update()
+    return scene, [copies[obj] for obj in bodies]
 
 
 def plain_move_times(bpy, objects, view_layer, shot, frame):
