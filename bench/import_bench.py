@@ -319,7 +319,7 @@ def stage_columns(tables) -> list[str]:
     return seen
 
 
-def print_stages(rows, label_width=44):
+def print_stages(rows, label_width=50):
     """rows: [(label, medians with "first" added)]: one line per model (ms), then the median
     over the models of each column, and each column's share of the median total."""
     columns = stage_columns([r for _label, r in rows])
@@ -329,7 +329,8 @@ def print_stages(rows, label_width=44):
     print(f"{'model (ms; rep = median of repeats)':{label_width}s} {'objs':>6s}"
           + "".join(f"{title:>{w}s}" for (_k, title), w in zip(head, widths, strict=True)))
     for label, row in rows:
-        print(f"{label[-label_width:]:{label_width}s} {int(row.get('objects', 0)):6d}"
+        label = label if len(label) <= label_width else "…" + label[1 - label_width:]
+        print(f"{label:{label_width}s} {int(row.get('objects', 0)):6d}"
               + "".join(f"{row.get(k, 0.0) * 1e3:{w}.1f}" for (k, _t), w in zip(head, widths, strict=True)))
     if len(rows) > 1:
         median = {k: statistics.median(r.get(k, 0.0) for _l, r in rows) for k, _t in head}
