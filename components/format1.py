@@ -32,8 +32,8 @@ Interface (what storage_format's step uses):
 
     is_format1(group) -> bool
         the group holds `_exact`, `_seen` or `_own`.
-    migrate_data(data=bpy.data) -> int
-        every format-1 group of every local ID with `mujoco.kind != "NONE"` (objects:
+    migrate_data(data) -> int
+        (data: bpy.data) every format-1 group of every local ID with `mujoco.kind != "NONE"` (objects:
         their kind's group, a tendon's wraps; a model root: also its settings groups,
         its model group and every class item's kinds; meshes, materials, images: their
         kind's group), all planned from format 1 before any is rewritten, then
@@ -334,11 +334,7 @@ def _asset_roots(roots) -> dict[int, object]:
     return found
 
 
-def migrate_data(data=None) -> int:
-    if data is None:
-        import bpy
-
-        data = bpy.data
+def migrate_data(data) -> int:
     objects = [o for o in data.objects if _is_element(o)]
     roots = [o for o in objects if o.mujoco.kind == "MODEL"]
     assets = [b for collection in (data.meshes, data.materials, data.images) for b in collection

@@ -84,8 +84,8 @@ def test_migrated_groups_store_their_own_values_only(clean_scene):
                          {a.name: format1.read_format1(group, a) for a in attrs(kind)},
                          {k for k in group.keys() if k in (POSE, SEEN_POSE, values.REF, "_degree", "path")})
     assert set(untouched) == {"Object:format1"}  # (the model group holds no float)
-    assert format1.migrate_data() == len(before)
-    assert format1.migrate_data() == 0  # done once
+    assert format1.migrate_data(bpy.data) == len(before)
+    assert format1.migrate_data(bpy.data) == 0  # done once
     after = {label: group for label, group, _kind in groups(bpy)}
     for label, stored in untouched.items():
         assert raw_of(after[label]) == stored, label
@@ -125,7 +125,7 @@ def test_where_no_own_is_recorded_own_is_what_differs_from_the_class(clean_scene
     margin = format1.read_format1(arm, KINDS["geom"].attr("margin"))
     for group in (upper, same, arm):
         del group[OWN]
-    format1.migrate_data()
+    format1.migrate_data(bpy.data)
     assert "margin" not in same.keys() and "friction" not in same.keys()
     assert upper["friction"][0] == 0.9 and "margin" not in upper.keys()
     assert arm["margin"] == margin == 0.003  # arm's own margin differs from main's (MuJoCo's 0)
@@ -136,7 +136,7 @@ def test_linked_data_is_left_alone(clean_scene):
     append_fixture(link=True)
     linked = bpy.data.objects["upper"]
     assert linked.library is not None
-    assert format1.migrate_data() == 0
+    assert format1.migrate_data(bpy.data) == 0
     assert format1.is_format1(linked.mujoco.geom)
 
 
@@ -152,7 +152,7 @@ def test_one_root_is_migrated_with_its_assets(clean_scene):
     assert n == len(groups(bpy)) - 2  # all but the stray site and the model group (no float)
     assert not format1.is_format1(bpy.data.materials["red"].mujoco.material)
     assert format1.is_format1(stray.mujoco.site)
-    assert format1.migrate_data() == 1 and stray.mujoco.site["size"][0] == 0.5
+    assert format1.migrate_data(bpy.data) == 1 and stray.mujoco.site["size"][0] == 0.5
 
 
 @pytest.mark.parametrize("name", ["saved_before_layout", "saved_before_kinds"])
@@ -166,7 +166,7 @@ def test_older_fixtures_migrate_to_the_same_reads(clean_scene, name):
               for label, group, kind in groups(bpy)}
     old = sum(format1.is_format1(group) for _label, group, _kind in groups(bpy))
     assert old == len(before) - 1  # (the model group holds no float)
-    assert format1.migrate_data() == old
+    assert format1.migrate_data(bpy.data) == old
     for label, group, kind in groups(bpy):
         assert not format1.is_format1(group), label
         for attr in attrs(kind):
