@@ -33,12 +33,13 @@ Interface (what storage_format's step uses):
     is_format1(group) -> bool
         the group holds `_exact`, `_seen` or `_own`.
     migrate_data(data) -> int
-        (data: bpy.data) every format-1 group of every local ID with `mujoco.kind != "NONE"` (objects:
-        their kind's group, a tendon's wraps; a model root: also its settings groups,
-        its model group and every class item's kinds; meshes, materials, images: their
-        kind's group), all planned from format 1 before any is rewritten, then
-        rewritten; linked (library) IDs are left alone. Returns the number of groups
-        rewritten. Idempotent: a second call finds nothing.
+        (`data`: bpy.data) every format-1 group of every local ID with
+        `mujoco.kind != "NONE"` (objects: their kind's group, a tendon's wraps; a
+        model root: also its settings groups, its model group and every class item's
+        kinds; meshes, materials, images: their kind's group), all planned from
+        format 1 before any is rewritten, then rewritten; linked (library) IDs are
+        left alone. Returns the number of groups rewritten. Idempotent: a second
+        call finds nothing.
     migrate_root(root) -> int
         the same over one model root, the objects below it and its assets (for
         `storage_format.MIGRATIONS[1]`); IDs outside every root need migrate_data.
@@ -53,9 +54,17 @@ Interface (what storage_format's step uses):
         one attribute as format 1's `spec_io.read_value` read it (tests compare).
 
 Must run before anything else reads a group through format 2's property getters.
-It reads format 1 from the raw ID properties only (`read_format1`: never RNA, never
-today's values.read_float), so it works the same under format 1's property
-definitions and format 2's.
+It reads attribute values from the raw ID properties only (`read_format1`: never an
+attribute's RNA property, never today's values.read_float), so it works the same under
+format 1's property definitions and format 2's. (It does walk RNA pointers and the
+holder's own properties: kind, classname, a class's name and parent, `path`, `assets`,
+`defaults`.) It keeps using values.raw_entries (non-float types), read_vector,
+read_nested_vector, read_keyvalues, vector_key, shortest_float32 and stored_keys'
+EXACT / SEEN / OWN.
+
+Not recorded after it: which references a group owned (`_own` goes; the references
+stay as stored, an element's class-set ones too): format 2 tells an own reference
+from a materialised one by comparing it with the class's.
 """
 
 from __future__ import annotations
