@@ -335,11 +335,12 @@ class Builder:
             self._choose_angle_unit()
 
     def _link(self):
-        """The model into the scene, then hidden what its groups hide (hiding in a view
-        layer needs the object in it)."""
+        """The model into the scene, then hidden in its view layers what its groups hide
+        (hiding in a view layer needs the object in it). (Each hide_set re-syncs the view
+        layer: O(objects) each, as it was when the objects were hidden as they were made.)"""
         self.scene.collection.children.link(self.collection)
         for obj in self.to_hide:
-            hide(obj, self.scene)
+            hide(obj, self.scene, render=False)
 
     def _update(self):
         for view_layer in self.scene.view_layers:
@@ -349,7 +350,10 @@ class Builder:
                 view_layer.update()
 
     def _hide(self, obj):
-        """Hidden as `hide` does, once the model is in the scene (`_link`)."""
+        """Hidden as `hide` does: in renders now (cheap while the model is in no scene:
+        each write re-syncs every scene's view layers), in the view layers once the
+        model is in the scene (`_link`)."""
+        obj.hide_render = True
         self.to_hide.append(obj)
 
     def _settings(self):
@@ -852,10 +856,10 @@ def camera_display_size(model) -> float:
     return min(max(size, CAMERA_DISPLAY_MIN), CAMERA_DISPLAY_MAX)
 
 
-def hide(obj, scene=None) -> None:
+def hide(obj, scene=None, render: bool = True) -> None:
     """Hidden as MuJoCo's viewer hides a group switched off (or a helper it does not draw):
     in the viewport of each of `scene`'s view layers (an import's scene need not be the
-    window's; None: the context's view layer) and in renders."""
+    window's; None: the context's view layer) and, with `render`, in renders."""
     if scene is None:
         obj.hide_set(True)
     for layer in (scene.view_layers if scene is not None else ()):
@@ -863,7 +867,8 @@ def hide(obj, scene=None) -> None:
             obj.hide_set(True, view_layer=layer)
         except RuntimeError:  # (a view layer that excludes the model's collection)
             pass
-    obj.hide_render = True
+    if render:
+        obj.hide_render = True
 
 
 def set_material(obj, material) -> None:
