@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -56,6 +57,7 @@ DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "
 # ~0.5 GB there; 20000 x 20000 would need ~13 GB of Python floats just to read.
 HFIELD_MAX_SIDE_KEPT = 4096
 HFIELD_MAX_KEPT = HFIELD_MAX_SIDE_KEPT ** 2
+STEP_ELEMENTS = 16  # a stage's loop yields (a place a build in steps may pause) every this many
 
 
 class ImportFailed(MJBlendError):
@@ -72,6 +74,8 @@ class ImportResult:
     by_id: dict = field(default_factory=dict)
     # (low, high) world corners of the model's bodies as imported: what a view frames
     bounds: tuple = ()
+    # seconds each stage of the build took (`Builder.timings`; bench/import_bench.py)
+    timings: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         parts = [f"{n} {kind if n == 1 else ELEMENT_KINDS[kind].plural}"
@@ -79,17 +83,28 @@ class ImportResult:
         return f"Imported {self.root.name}: " + (", ".join(parts) or "empty model")
 
 
+class Rollback:
+    """What `transaction` yields: `armed` False leaves what was made where it is (the file
+    is being replaced: its data goes with it, and the sets it took are of the old file)."""
+
+    armed = True
+
+
 @contextlib.contextmanager
 def transaction():
-    """Remove every datablock created inside the block if it raises."""
+    """Remove every datablock created inside the block if it raises (also GeneratorExit:
+    a build in steps closed part way, `ImportSteps.cancel`). It compares sets of every
+    collection in DATA_COLLECTIONS before and after: O(all data), fine per import."""
     before = {name: set(getattr(bpy.data, name)) for name in DATA_COLLECTIONS}
+    rollback = Rollback()
     try:
-        yield
+        yield rollback
     except BaseException:
-        for name in reversed(DATA_COLLECTIONS):
-            collection = getattr(bpy.data, name)
-            for block in set(collection) - before[name]:
-                collection.remove(block)
+        if rollback.armed:
+            for name in reversed(DATA_COLLECTIONS):
+                collection = getattr(bpy.data, name)
+                for block in set(collection) - before[name]:
+                    collection.remove(block)
         raise
 
 
@@ -113,31 +128,103 @@ def start_load(filepath: str, threaded: bool = False, limits_=None) -> mujoco_lo
 def import_loaded(job: mujoco_load.Load, scene: bpy.types.Scene,
                   progress: Callable[[float], None] | None = None,
                   builder: type | None = None) -> ImportResult:
-    """Blender objects from a finished load; raises ImportFailed, leaving nothing behind.
-    `builder`: a Builder subclass (importer/reload.py's staging build), else Builder."""
-    filepath = job.source.path
-    try:
-        spec, model, data, warnings = job.outcome()
-    except mujoco_load.LoadError as error:
-        raise ImportFailed(f"{job.label}: {error}") from None
-    with transaction(), changes.quiet():  # the import sets `own` itself
+    """Blender objects from a finished load, built in one call; raises ImportFailed,
+    leaving nothing behind. `builder`: a Builder subclass (importer/reload.py's staging
+    build), else Builder. (File > Import in a window builds in steps: `ImportSteps`.)"""
+    steps = ImportSteps(job, scene, builder)
+    while not steps.advance(float("inf") if progress is None else PROGRESS_SECONDS):
+        progress(steps.fraction)
+    if progress is not None:
+        progress(1.0)
+    return steps.result
+
+
+PROGRESS_SECONDS = 0.05  # how often a drained build with a progress callback reports
+
+
+class ImportSteps:
+    """One import built in steps, so that a window keeps drawing and Esc can stop it:
+    `advance(seconds)` builds for about that long (whole batches of elements: the
+    Builder yields every few elements), `fraction` says how far it is, `cancel()`
+    removes everything made so far. Between steps nothing is half made in the scene:
+    the model's collection is linked to the scene in the last step, so the depsgraph
+    never evaluates a partial model, and no `changes.quiet()` is held (it is global:
+    entered and left within each step)."""
+
+    def __init__(self, job: mujoco_load.Load, scene: bpy.types.Scene, builder: type | None = None):
+        self.job, self.scene, self.builder_type = job, scene, builder or Builder
+        self.fraction, self.result, self.builder = 0.0, None, None
+        self.rollback: Rollback | None = None
+        self._steps = self._run()
+
+    def advance(self, seconds: float) -> bool:
+        """Build for about `seconds`; True once the import is done (`result`). Raises
+        ImportFailed, with nothing left behind."""
+        deadline = time.perf_counter() + seconds
         try:
-            result = (builder or Builder)(spec, model, data, job.source, filepath, scene,
-                                          progress or (lambda f: None)).build()
-        except ImportFailed:
-            raise
-        except Exception as error:  # a bug or an unsupported construct: still a clean failure
-            text = " ".join(str(error).split())
-            if isinstance(error, MemoryError) or "Could not allocate memory" in text:
-                raise ImportFailed(f"{job.label}: there is not enough memory left to import it "
-                                   "(MuJoCo or Blender could not allocate what it needs)") from None
-            if isinstance(error, UnicodeError):
-                raise ImportFailed(f"{job.label}: a name or text MuJoCo read from it is not valid "
-                                   "UTF-8, which Blender cannot hold") from None
-            raise ImportFailed(f"{job.label}: import failed: {text}. This is a bug in MJBlend: "
-                               "please report it with the file") from error
-    result.warnings = warnings + result.warnings
-    return result
+            while True:
+                self.fraction = next(self._steps)
+                if time.perf_counter() >= deadline:
+                    return False
+        except StopIteration as stop:
+            self.result = stop.value
+            return True
+
+    def cancel(self) -> None:
+        """Stop here: every datablock made so far is removed (the transaction's rollback)."""
+        self._steps.close()
+
+    def abandon(self) -> None:
+        """Stop here and leave the data alone: Blender is replacing the file (a modal
+        operator's cancel() on file load or quit), its data goes with it."""
+        if self.rollback is not None:
+            self.rollback.armed = False
+        self._steps.close()
+
+    def _run(self):
+        """The build as a generator of fractions done; returns the ImportResult."""
+        job = self.job
+        try:
+            spec, model, data, warnings = job.outcome()
+        except mujoco_load.LoadError as error:
+            raise ImportFailed(f"{job.label}: {error}") from None
+        with transaction() as self.rollback:
+            try:
+                with changes.quiet():  # the import sets `own` itself
+                    self.builder = self.builder_type(spec, model, data, job.source, job.source.path,
+                                                     self.scene, lambda f: None)
+                    stages = self.builder.steps()
+                while True:
+                    with changes.quiet():  # (global: never held across a yield)
+                        try:
+                            fraction = next(stages)
+                        except StopIteration as stop:
+                            result = stop.value
+                            break
+                    yield fraction
+            except (ImportFailed, GeneratorExit):
+                raise
+            except Exception as error:  # a bug or an unsupported construct: still a clean failure
+                raise _failure(job, error) from (None if _expected(error) else error)
+        result.warnings = warnings + result.warnings
+        return result
+
+
+def _expected(error: Exception) -> bool:
+    return isinstance(error, (MemoryError, UnicodeError)) or "Could not allocate memory" in str(error)
+
+
+def _failure(job, error: Exception) -> ImportFailed:
+    """The user's message for an import that failed on something other than the file."""
+    text = " ".join(str(error).split())
+    if isinstance(error, MemoryError) or "Could not allocate memory" in text:
+        return ImportFailed(f"{job.label}: there is not enough memory left to import it "
+                            "(MuJoCo or Blender could not allocate what it needs)")
+    if isinstance(error, UnicodeError):
+        return ImportFailed(f"{job.label}: a name or text MuJoCo read from it is not valid "
+                            "UTF-8, which Blender cannot hold")
+    return ImportFailed(f"{job.label}: import failed: {text}. This is a bug in MJBlend: "
+                        "please report it with the file")
 
 
 def import_file(filepath: str, scene: bpy.types.Scene,
@@ -150,7 +237,13 @@ def import_file(filepath: str, scene: bpy.types.Scene,
 
 
 class Builder:
-    """One import: the spec walked into Blender objects."""
+    """One import: the spec walked into Blender objects. `steps()` does it in steps (a
+    generator of the fraction done, returning the ImportResult; closed part way it
+    leaves half a model for `transaction` to remove); `build()` does it in one call.
+    `timings`: seconds each stage took ("settings", "assets", "defaults", "tree",
+    "others" (flex, skin and the collected kinds), "attributes", "finish", "link" (the
+    collection into the scene, hidden objects hidden), "depsgraph" (view layer updates,
+    aimed cameras and lights, the bounds)), the time between steps not counted."""
 
     def __init__(self, spec, model, data, source: mujoco_load.Source, filepath, scene, progress):
         self.spec, self.model, self.data, self.loaded = spec, model, data, source
@@ -172,40 +265,96 @@ class Builder:
         self.primitives = mujoco_meshes.PrimitiveCache()
         self.looks = materials.Looks(model)
         self.scale = max(float(model.stat.extent), 1e-3)
+        self.timings: dict[str, float] = {}
+        self.to_hide: list[bpy.types.Object] = []  # hidden once the collection is in the scene
 
     # ------------------------------------------------------------------ steps
 
     def build(self) -> ImportResult:
+        """The whole import in one call."""
+        steps = self.steps()
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
+
+    def steps(self):
+        """The import as a generator: yields the fraction done every few elements (the
+        stages' loops), returns the ImportResult. The model's collection joins the scene
+        only in the last stage, after every yield: a build stopped part way was never
+        in the scene, and no view layer re-evaluated a partial model."""
         name = self.spec.modelname or os.path.splitext(os.path.basename(self.filepath))[0]
         self.collection = bpy.data.collections.new(name)
-        self.scene.collection.children.link(self.collection)
         self.root = self._new_object(name, None, "model", "", self.collection)
         self.root.mujoco.model[SOURCE] = self.filepath  # relative asset paths resolve from here
         self.root.empty_display_type = "CUBE"
         self.root.empty_display_size = 0.05 * self.scale
-        self._settings()
-        self._assets()  # before the classes: a class may name a material or mesh
-        self.progress(0.2)
-        self._defaults()
-        self.progress(0.3)
-        self._tree()
-        self.progress(0.7)
-        self._deformables()
-        self._collected()
-        self._copy_attributes()
+        yield from self._timed("settings", self._settings)
+        # assets before the classes: a class may name a material or mesh
+        yield from self._timed("assets", self._assets)
+        yield 0.2
+        yield from self._timed("defaults", self._defaults)
+        yield 0.3
+        yield from self._timed("tree", self._tree)
+        yield 0.7
+        yield from self._timed("others", self._deformables)
+        yield from self._timed("others", self._collected)
+        yield 0.75
+        yield from self._timed("attributes", self._copy_attributes)
+        yield 0.98
+        # no yield from here on: the model goes into the scene whole
+        yield from self._timed("finish", self._finish)
+        yield from self._timed("link", self._link)
+        yield from self._timed("depsgraph", self._update)
+        self.counts["model"] = 0
+        return ImportResult(self.root, self.collection, self.counts, self.warnings, by_id=self.by_id,
+                            bounds=framing.model_bounds(self.model, self.data, HIDDEN_GROUPS),
+                            timings=self.timings)
+
+    def _timed(self, name, stage):
+        """`stage()` run (a stage that yields: through its yields), its time added to
+        `timings[name]` without the time spent suspended between steps."""
+        start = time.perf_counter()
+        out = stage()
+        if hasattr(out, "__next__"):
+            while True:
+                try:
+                    fraction = next(out)
+                except StopIteration:
+                    break
+                self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+                yield fraction
+                start = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    def _finish(self):
         self._world()
         self._unmark_derived_materials()
         if self.mixed_units:
             self._choose_angle_unit()
+
+    def _link(self):
+        """The model into the scene, then hidden in its view layers what its groups hide
+        (hiding in a view layer needs the object in it). (Each hide_set re-syncs the view
+        layer: O(objects) each, as it was when the objects were hidden as they were made.)"""
+        self.scene.collection.children.link(self.collection)
+        for obj in self.to_hide:
+            hide(obj, self.scene, render=False)
+
+    def _update(self):
         for view_layer in self.scene.view_layers:
             view_layer.update()  # world matrices, for callers that read them next
         if self._aim_trackers():
             for view_layer in self.scene.view_layers:
                 view_layer.update()
-        self.progress(1.0)
-        self.counts["model"] = 0
-        return ImportResult(self.root, self.collection, self.counts, self.warnings, by_id=self.by_id,
-                            bounds=framing.model_bounds(self.model, self.data, HIDDEN_GROUPS))
+
+    def _hide(self, obj):
+        """Hidden as `hide` does: in renders now (cheap while the model is in no scene:
+        each write re-syncs every scene's view layers), in the view layers once the
+        model is in the scene (`_link`)."""
+        obj.hide_render = True
+        self.to_hide.append(obj)
 
     def _settings(self):
         model_props = self.root.mujoco.model
@@ -307,8 +456,8 @@ class Builder:
             self.parents[body] = obj
             self._frames(body, obj)
             self._body_contents(body, obj)
-            if i % 16 == 0:
-                self.progress(0.3 + 0.4 * i / total)
+            if i % STEP_ELEMENTS == 0:
+                yield 0.3 + 0.4 * i / total
 
     def _bodies_depth_first(self, body):
         for child in body.bodies:
@@ -327,7 +476,7 @@ class Builder:
                 obj.empty_display_type = "ARROWS"
                 obj.empty_display_size = self.sizes["frame"]
                 if not self._visible["frame"][0]:
-                    hide(obj, self.scene)
+                    self._hide(obj)
                 self.parents[frame] = obj
                 pending.remove(frame)
 
@@ -346,7 +495,7 @@ class Builder:
             obj.empty_display_type = JOINT_DISPLAY.get(joint_type, "PLAIN_AXES")
             obj.empty_display_size = joint_display_size(joint_type, self.sizes)
             if self._hidden("joint", joint.group):
-                hide(obj, self.scene)
+                self._hide(obj)
         for geom in body.geoms:
             obj = self._spatial(geom, "geom", self._geom_data(geom), self._parent_of(geom, body_obj))
             self._geom_look(geom, obj)
@@ -357,7 +506,7 @@ class Builder:
             set_material(obj, self.looks.site_material(gid))
             obj.display_type = "SOLID"
             if self._hidden("site", site.group):
-                hide(obj, self.scene)
+                self._hide(obj)
         for camera in body.cameras:
             self._spatial(camera, "camera", self._camera_data(camera), self._parent_of(camera, body_obj))
         for light in body.lights:
@@ -446,7 +595,7 @@ class Builder:
         group = int(self.model.geom_group[gid])
         collides = int(self.model.geom_contype[gid]) or int(self.model.geom_conaffinity[gid])
         if self._hidden("geom", group):
-            hide(obj, self.scene)
+            self._hide(obj)
         if group in HIDDEN_GROUPS and collides:
             obj.display_type = "WIRE"  # collision geometry, told apart from visual meshes
 
@@ -502,7 +651,7 @@ class Builder:
                 obj.parent = self.root
                 set_material(obj, look(element.id))
                 if self._hidden(kind, int(group_of[element.id])):
-                    hide(obj, self.scene)
+                    self._hide(obj)
                 self._register(element, obj, kind)
 
     def _collected(self):
@@ -511,7 +660,9 @@ class Builder:
             if not entry.collection:
                 continue
             kind = entry.name
-            for element in getattr(self.spec, entry.plural):
+            for i, element in enumerate(getattr(self.spec, entry.plural)):
+                if i % STEP_ELEMENTS == 0:
+                    yield 0.7
                 collection = self._child_collection(entry.collection)
                 data = self._tendon_curve(element) if kind == "tendon" else None
                 obj = self._new_object(element.name, data, kind, "", collection)
@@ -630,7 +781,9 @@ class Builder:
         copy) and gets only the attributes it sets itself written on top: the same
         values, a fraction of the work, and `own` says which ones are its own."""
         classes = self.root.mujoco.model.defaults
-        for element, block, kind, index in self.copies:
+        for n, (element, block, kind, index) in enumerate(self.copies):
+            if n % STEP_ELEMENTS == 0:  # (a step boundary: ImportSteps)
+                yield 0.75 + 0.23 * n / len(self.copies)
             if kind == "wrap":
                 group = block.mujoco.tendon.path[index]
                 spec_io.element_to_props(element, group, kind, find=self._find)
@@ -703,10 +856,10 @@ def camera_display_size(model) -> float:
     return min(max(size, CAMERA_DISPLAY_MIN), CAMERA_DISPLAY_MAX)
 
 
-def hide(obj, scene=None) -> None:
+def hide(obj, scene=None, render: bool = True) -> None:
     """Hidden as MuJoCo's viewer hides a group switched off (or a helper it does not draw):
     in the viewport of each of `scene`'s view layers (an import's scene need not be the
-    window's; None: the context's view layer) and in renders."""
+    window's; None: the context's view layer) and, with `render`, in renders."""
     if scene is None:
         obj.hide_set(True)
     for layer in (scene.view_layers if scene is not None else ()):
@@ -714,7 +867,8 @@ def hide(obj, scene=None) -> None:
             obj.hide_set(True, view_layer=layer)
         except RuntimeError:  # (a view layer that excludes the model's collection)
             pass
-    obj.hide_render = True
+    if render:
+        obj.hide_render = True
 
 
 def set_material(obj, material) -> None:

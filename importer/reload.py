@@ -140,8 +140,8 @@ class StagingBuilder(build.Builder):
         self.wanted[obj.as_pointer()] = wanted
         return obj
 
-    def build(self):
-        result = super().build()
+    def steps(self):
+        result = yield from super().steps()
         result.wanted = self.wanted
         return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import bpy
 import numpy as np
@@ -68,8 +69,13 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
         return _finish_import(context, imported, self.frame_view)
 
 
+STEP_SECONDS = 0.1  # the build's time per window timer tick (Blender draws and reads keys between)
+STATUS_EVERY = 0.5  # seconds between status-bar texts (each redraws the window)
+
+
 class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
-    """MuJoCo reads the chosen files while Blender keeps drawing; Esc cancels"""
+    """MuJoCo reads the chosen files, then MJBlend builds their objects, while Blender
+    keeps drawing; Esc cancels (nothing is added)"""
 
     bl_idname = "import_scene.mjcf_wait"
     bl_label = "Import MuJoCo"
@@ -80,19 +86,28 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
 
     def invoke(self, context, _event):
         self._paths = [f.name for f in self.files]
-        self._imported, self._job, self._status = [], None, None
+        self._imported, self._job, self._steps, self._status = [], None, None, None
+        self._shown_at = 0.0
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
         context.window_manager.modal_handler_add(self)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
         if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
-            if self._job is not None:
+            if self._steps is not None:
+                self._steps.cancel()  # what the build made so far is removed
+            elif self._job is not None:
                 self._job.cancel()
+            if self._job is not None:
                 self.report({"WARNING"}, f"Import of {self._job.label} cancelled: nothing was added")
             return self._finish(context, cancelled=True)
         if event.type != "TIMER":
-            return {"PASS_THROUGH"}
+            # while MuJoCo loads the viewport stays usable; while the objects are built
+            # the half-made model's datablocks exist (outside the scene), so no edit, undo
+            # or file load may run in between: keys other than Esc wait
+            return {"PASS_THROUGH"} if self._steps is None else {"RUNNING_MODAL"}
+        if self._steps is not None:
+            return self._build_step(context)
         if self._job is None:
             if not self._paths:
                 return self._finish(context)
@@ -103,20 +118,60 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
                 report_error(self, context, error)
                 return {"RUNNING_MODAL"}
         if not self._job.poll():
-            status = f"{self._job.status}; Esc to cancel"
-            # (it changes once a second; each call redraws the window: ten a second left
-            # Blender 5.2 on software OpenGL half as responsive)
-            if status != self._status:
-                self._status = status
-                context.workspace.status_text_set(status)
+            self._show_status(context, f"{self._job.status}; Esc to cancel")
             return {"RUNNING_MODAL"}
-        result = _build(self, context, self._job, context.window_manager)
-        self._job = None
-        if result is not None:
-            self._imported.append(result)
+        self._steps = build.ImportSteps(self._job, context.scene)
+        self._shown_at = 0.0  # (its first progress shows at once)
+        context.window_manager.progress_begin(0, 100)
+        return self._build_step(context)
+
+    def _build_step(self, context):
+        """One tick of the build: STEP_SECONDS of it, then the progress shown."""
+        steps = self._steps
+        try:
+            done = steps.advance(STEP_SECONDS)
+        except build.ImportFailed as error:  # (nothing of it is left)
+            self._end_build(context)
+            report_error(self, context, error)
+            return {"RUNNING_MODAL"}
+        if not done:
+            self._show_progress(context, steps.fraction)
+            return {"RUNNING_MODAL"}
+        self._end_build(context)
+        _reported(self, steps.result)
+        self._imported.append(steps.result)
         return {"RUNNING_MODAL"}
 
+    def _show_progress(self, context, fraction):
+        percent = int(100 * fraction)
+        context.window_manager.progress_update(percent)
+        self._show_status(context, f"Building {self._job.label}: {percent}%; Esc to cancel", STATUS_EVERY)
+
+    def _show_status(self, context, status, every=0.0):
+        # (only when it changes, at most every `every` seconds: each call redraws the
+        # window, and ten a second left Blender 5.2 on software OpenGL half as responsive)
+        now = time.perf_counter()
+        if status != self._status and now - self._shown_at >= every:
+            self._status, self._shown_at = status, now
+            context.workspace.status_text_set(status)
+
+    def _end_build(self, context):
+        context.window_manager.progress_end()
+        self._steps, self._job, self._status = None, None, None
+
+    def cancel(self, context):
+        """Blender ends the operator (a file loaded, the window closed, quit): the data of a
+        build part way goes with the file; a load part way is stopped."""
+        if self._steps is not None:
+            self._steps.abandon()
+            context.window_manager.progress_end()
+        elif self._job is not None:
+            self._job.cancel()
+        context.window_manager.event_timer_remove(self._timer)
+
     def _finish(self, context, cancelled=False):
+        if self._steps is not None:
+            context.window_manager.progress_end()
         context.window_manager.event_timer_remove(self._timer)
         context.workspace.status_text_set(None)
         outcome = _finish_import(context, self._imported, self.frame_view)
@@ -133,6 +188,11 @@ def _build(operator, context, job, wm):
         return None
     finally:
         wm.progress_end()
+    return _reported(operator, result)
+
+
+def _reported(operator, result):
+    """`result`, its warnings and summary reported."""
     for warning in result.warnings:
         operator.report({"WARNING"}, f"MuJoCo: {warning}")
     operator.report({"INFO"}, result.summary())
