@@ -69,7 +69,11 @@ class IMPORT_SCENE_OT_mjcf(bpy.types.Operator, ImportHelper):
         return _finish_import(context, imported, self.frame_view)
 
 
-STEP_SECONDS = 0.1  # the build's time per window timer tick (Blender draws and reads keys between)
+# The build's time per window timer tick (Blender draws and reads keys between): at least
+# STEP_SECONDS, and BUILD_SHARE of the wall time (a step 4x the gap Blender took since the
+# last one: on software OpenGL a redraw takes as long as a 0.1 s step, which left the build
+# a quarter of the time), at most STEP_MAX so Esc still answers within half a second
+STEP_SECONDS, STEP_MAX, BUILD_SHARE = 0.1, 0.5, 0.8
 STATUS_EVERY = 0.5  # seconds between status-bar texts (each redraws the window)
 
 
@@ -87,7 +91,7 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
     def invoke(self, context, _event):
         self._paths = [f.name for f in self.files]
         self._imported, self._job, self._steps, self._status = [], None, None, None
-        self._shown_at = 0.0
+        self._shown_at = self._stepped_at = 0.0
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
         context.window_manager.modal_handler_add(self)
         return {"RUNNING_MODAL"}
@@ -128,14 +132,18 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
     def _build_step(self, context):
         """One tick of the build: STEP_SECONDS of it, then the progress shown."""
         steps = self._steps
+        started = time.perf_counter()
+        gap = started - self._stepped_at if self._stepped_at else 0.0
+        budget = min(STEP_MAX, max(STEP_SECONDS, gap * BUILD_SHARE / (1.0 - BUILD_SHARE)))
         try:
-            done = steps.advance(STEP_SECONDS)
+            done = steps.advance(budget)
         except build.ImportFailed as error:  # (nothing of it is left)
             self._end_build(context)
             report_error(self, context, error)
             return {"RUNNING_MODAL"}
         if not done:
             self._show_progress(context, steps.fraction)
+            self._stepped_at = time.perf_counter()
             return {"RUNNING_MODAL"}
         self._end_build(context)
         _reported(self, steps.result)
@@ -157,7 +165,7 @@ class IMPORT_SCENE_OT_mjcf_wait(bpy.types.Operator):
 
     def _end_build(self, context):
         context.window_manager.progress_end()
-        self._steps, self._job, self._status = None, None, None
+        self._steps, self._job, self._status, self._stepped_at = None, None, None, 0.0
 
     def cancel(self, context):
         """Blender ends the operator (a file loaded, the window closed, quit): the data of a
