@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import os
 import time
 from collections import Counter
@@ -161,14 +162,15 @@ class ImportSteps:
         """Build for about `seconds`; True once the import is done (`result`). Raises
         ImportFailed, with nothing left behind."""
         deadline = time.perf_counter() + seconds
-        try:
-            while True:
-                self.fraction = next(self._steps)
-                if time.perf_counter() >= deadline:
-                    return False
-        except StopIteration as stop:
-            self.result = stop.value
-            return True
+        with collector_paused():
+            try:
+                while True:
+                    self.fraction = next(self._steps)
+                    if time.perf_counter() >= deadline:
+                        return False
+            except StopIteration as stop:
+                self.result = stop.value
+                return True
 
     def cancel(self) -> None:
         """Stop here: every datablock made so far is removed (the transaction's rollback)."""
@@ -208,6 +210,21 @@ class ImportSteps:
                 raise _failure(job, error) from (None if _expected(error) else error)
         result.warnings = warnings + result.warnings
         return result
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while the build runs: the build makes many
+    small tracked objects that live until it ends, and each full collection walks all of
+    them (9,000 bodies: 31.6 s -> 24.5 s without it; nothing the build makes is a cycle
+    waiting to be freed). Back on, as it was, after each step."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _expected(error: Exception) -> bool:
