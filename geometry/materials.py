@@ -110,6 +110,7 @@ get a fake user: they are model assets even when nothing uses them.
 from __future__ import annotations
 
 import math
+import os
 import zlib
 
 import bpy
@@ -120,6 +121,8 @@ from ..components.stored_keys import LOOK, NODE_GROUP_VERSION, PACK_ON_SAVE, TEX
 
 CUBE_GROUP = "MuJoCo cube map"
 _CUBE_GROUP_VERSION = 1
+UV_GROUP = "MuJoCo texture UV"
+_UV_GROUP_VERSION = 1
 
 # MuJoCo's internal default rgba of geoms, sites, tendons, flexes and skins.
 DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0], dtype=np.float32)
@@ -202,7 +205,14 @@ def blender_bytes(pixels: np.ndarray) -> np.ndarray:
 
 def blender_pixels(pixels: np.ndarray) -> np.ndarray:
     """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
-    return (blender_bytes(pixels).astype(np.float32) / np.float32(255)).reshape(-1)
+    return _unit_floats(blender_bytes(pixels))
+
+
+def _unit_floats(rgba: np.ndarray) -> np.ndarray:
+    """Bytes as flat float32 / 255 in one pass (the values of astype then divide, in half the time)."""
+    out = np.empty(rgba.size, dtype=np.float32)
+    np.divide(rgba.reshape(-1), np.float32(255), out=out, dtype=np.float32)
+    return out
 
 
 def pixel_signature(rgba: np.ndarray, width: int, height: int) -> str:
@@ -417,11 +427,122 @@ def _build_cube_group() -> bpy.types.NodeTree:
     return group
 
 
-def _cube_group() -> bpy.types.NodeTree:
+def _build_uv_group() -> bpy.types.NodeTree:
+    """Node group: MuJoCo's (s, t) of a 2D texture before texrepeat (module doc).
+
+    Base UV: the object's UV map when it (or its mesh) carries TEXCOORD = 1, else
+    MuJoCo's box UVs (`_box_uv`); then (u, 1 - v). No inputs: it reads the
+    shaded object's coordinates. Output: Vector.
+    """
+    group = bpy.data.node_groups.new(UV_GROUP, "ShaderNodeTree")
+    group[LOOK] = "texture uv"
+    group[NODE_GROUP_VERSION] = _UV_GROUP_VERSION
+    _new_group_socket(group, "Vector", "OUTPUT", "NodeSocketVector")
+    n = _Nodes(group)
+    coords = n.add("ShaderNodeTexCoord", -1700, 0)
+    has_uv = n.add("ShaderNodeAttribute", -1700, -300, attribute_type="OBJECT",
+                   attribute_name=TEXCOORD, label="has MuJoCo texcoords")
+    uv = n.add("ShaderNodeUVMap", -1700, -500)
+    base = n.add("ShaderNodeMix", -1500, 0, data_type="VECTOR", label="UV or box UV")
+    n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
+    n.link(_box_uv(n, coords, 0), _socket(base.inputs, "A_Vector"))
+    n.link(uv.outputs[0], _socket(base.inputs, "B_Vector"))
+    st = n.add("ShaderNodeMapping", -1300, 0, vector_type="POINT", label="MuJoCo (s, t)")
+    st.inputs["Scale"].default_value = (1.0, -1.0, 1.0)
+    st.inputs["Location"].default_value = (0.0, 1.0, 0.0)
+    n.link(_socket(base.outputs, "Result_Vector"), st.inputs["Vector"])
+    gout = n.add("NodeGroupOutput", -1100, 0)
+    n.link(st.outputs[0], gout.inputs[0])
+    n.place()
+    return group
+
+
+def _box_uv(n, coords, y):
+    """MuJoCo's box texture coordinates as Blender UVs: (x, y) on faces along z, (y, z)
+    along x, (x, z) along y, each from the Generated coordinates (0..1 across the box)."""
+    gen = n.add("ShaderNodeSeparateXYZ", -2100, y + 200)
+    n.link(coords.outputs["Generated"], gen.inputs[0])
+    normal = n.add("ShaderNodeSeparateXYZ", -2100, y - 100)
+    n.link(coords.outputs["Normal"], normal.inputs[0])
+    pairs = {}
+    for axis, (a, b) in {"z": (0, 1), "x": (1, 2), "y": (0, 2)}.items():
+        pairs[axis] = n.add("ShaderNodeCombineXYZ", -1900, y + 300 - 120 * len(pairs),
+                            label=f"face along {axis}")
+        n.link(gen.outputs[a], pairs[axis].inputs[0])
+        n.link(gen.outputs[b], pairs[axis].inputs[1])
+    m = _Math(n, -1900)
+    m.y = 30  # below the pairs
+    ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
+    along_x = m.ge(ax, ay)
+    along_z = m.mul(m.ge(az, ax), m.ge(az, ay))
+    side = n.add("ShaderNodeMix", -1700, y + 150, data_type="VECTOR", label="side face")
+    n.link(along_x, _socket(side.inputs, "Factor_Float"))
+    n.link(pairs["y"].outputs[0], _socket(side.inputs, "A_Vector"))
+    n.link(pairs["x"].outputs[0], _socket(side.inputs, "B_Vector"))
+    face = n.add("ShaderNodeMix", -1500, y + 150, data_type="VECTOR", label="box face")
+    n.link(along_z, _socket(face.inputs, "Factor_Float"))
+    n.link(_socket(side.outputs, "Result_Vector"), _socket(face.inputs, "A_Vector"))
+    n.link(pairs["z"].outputs[0], _socket(face.inputs, "B_Vector"))
+    return _socket(face.outputs, "Result_Vector")
+
+
+# The shared node groups: (look, version, build). Building one costs its size squared (every
+# node and link updates the whole tree: ~12 ms for the cube map), and every import into a
+# fresh file needs them again: the first build of a session is saved to a .blend in
+# Blender's session temp folder and appended from there afterwards (~3x cheaper).
+_GROUPS = {CUBE_GROUP: ("cube map", _CUBE_GROUP_VERSION, _build_cube_group),
+           UV_GROUP: ("texture uv", _UV_GROUP_VERSION, _build_uv_group)}
+_saved_groups: dict[str, str] = {}  # group name -> the .blend this session saved it in
+
+
+def shared_group(name: str) -> bpy.types.NodeTree:
+    """The node group `name` (CUBE_GROUP, UV_GROUP) of this file at today's version:
+    the one already here, else appended from this session's saved copy, else built."""
+    look, version, build = _GROUPS[name]
     for group in bpy.data.node_groups:
-        if group.get(LOOK) == "cube map" and group.get(NODE_GROUP_VERSION) == _CUBE_GROUP_VERSION:
+        if group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version and not group.library:
             return group
-    return _build_cube_group()
+    group = _append_saved(name, look, version)
+    if group is None:
+        group = build()
+        _save(name, group)
+    return group
+
+
+def _append_saved(name, look, version):
+    path = _saved_groups.get(name)
+    if path is None or not os.path.isfile(path):
+        return None
+    before = set(bpy.data.libraries)
+    try:
+        with bpy.data.libraries.load(path, link=False) as (source, target):
+            target.node_groups = [name] if name in source.node_groups else []
+    except (OSError, RuntimeError):  # the temp file went away or is damaged: build instead
+        return None
+    finally:
+        for library in set(bpy.data.libraries) - before:  # appending leaves its Library behind
+            bpy.data.libraries.remove(library)
+    group = target.node_groups[0] if target.node_groups else None
+    if group is not None and (group.get(LOOK) != look or group.get(NODE_GROUP_VERSION) != version):
+        bpy.data.node_groups.remove(group)
+        return None
+    return group
+
+
+def _save(name, group):
+    folder = bpy.app.tempdir
+    if not folder or not os.path.isdir(folder):
+        return
+    path = os.path.join(folder, f"mjblend-node-group-{zlib.crc32(name.encode()):08x}.blend")
+    try:
+        bpy.data.libraries.write(path, {group}, fake_user=False)
+    except (OSError, RuntimeError):
+        return
+    _saved_groups[name] = path
+
+
+def _cube_group() -> bpy.types.NodeTree:
+    return shared_group(CUBE_GROUP)
 
 
 def _principled(material) -> bpy.types.Node:
@@ -495,7 +616,7 @@ class Looks:
         # colour space first: changing it later makes Blender regenerate a generated image
         image.colorspace_settings.name = _colorspace_name(colorspace)
         rgba = blender_bytes(pixels)
-        image.pixels.foreach_set((rgba.astype(np.float32) / np.float32(255)).reshape(-1))
+        image.pixels.foreach_set(_unit_floats(rgba))
         # what the export compares with to tell a painted texture (importer/build.py keeps it)
         self.signatures[tex_id] = pixel_signature(rgba, w, h)
         # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
@@ -738,25 +859,13 @@ class Looks:
         """The vector output that maps texture `tex_id` the way MuJoCo does (module doc)."""
         model = self.model
         uniform = bool(model.mat_texuniform[mat_id])
-        coords = n.add("ShaderNodeTexCoord", -1700, y)
         if model.tex_type[tex_id] != mujoco.mjtTexture.mjTEXTURE_2D:
+            coords = n.add("ShaderNodeTexCoord", -1700, y)
             return self._cube_lookup(n, coords.outputs["Object" if uniform else "Generated"],
                                      tex_id, -1100, y, unit=not uniform)
-        # base UV: the object's UV map when it carries MuJoCo's texture coordinates, else
-        # MuJoCo's own UVs of a box, which are also a plane's: every face shows the whole
-        # texture, from the Generated coordinates of the two axes across the face
-        has_uv = n.add("ShaderNodeAttribute", -1700, y - 300, attribute_type="OBJECT",
-                       attribute_name=TEXCOORD, label="has MuJoCo texcoords")
-        uv = n.add("ShaderNodeUVMap", -1700, y - 500)
-        base = n.add("ShaderNodeMix", -1500, y, data_type="VECTOR", label="UV or box UV")
-        n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
-        n.link(self._box_uv(n, coords, y), _socket(base.inputs, "A_Vector"))
-        n.link(uv.outputs[0], _socket(base.inputs, "B_Vector"))
-        # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t
-        st = n.add("ShaderNodeMapping", -1300, y, vector_type="POINT", label="MuJoCo (s, t)")
-        st.inputs["Scale"].default_value = (1.0, -1.0, 1.0)
-        st.inputs["Location"].default_value = (0.0, 1.0, 0.0)
-        n.link(_socket(base.outputs, "Result_Vector"), st.inputs["Vector"])
+        # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t.
+        # (u, 1 - v): one shared group (the object's UV map or MuJoCo's box UVs)
+        st = n.add("ShaderNodeGroup", -1300, y, label="MuJoCo (s, t)", node_tree=shared_group(UV_GROUP))
         vector, k = st.outputs[0], 1.0
         if uniform:  # per spatial unit: times the geom's size[0], size[1] = half the dimensions
             size = n.add("ShaderNodeAttribute", -1300, y - 300, attribute_type="OBJECT",
@@ -772,35 +881,6 @@ class Looks:
         mapping.inputs["Location"].default_value = (0.0, 1.0, 0.0)
         n.link(vector, mapping.inputs["Vector"])
         return mapping.outputs[0]
-
-    @staticmethod
-    def _box_uv(n, coords, y):
-        """MuJoCo's box texture coordinates as Blender UVs: (x, y) on faces along z, (y, z)
-        along x, (x, z) along y, each from the Generated coordinates (0..1 across the box)."""
-        gen = n.add("ShaderNodeSeparateXYZ", -2100, y + 200)
-        n.link(coords.outputs["Generated"], gen.inputs[0])
-        normal = n.add("ShaderNodeSeparateXYZ", -2100, y - 100)
-        n.link(coords.outputs["Normal"], normal.inputs[0])
-        pairs = {}
-        for axis, (a, b) in {"z": (0, 1), "x": (1, 2), "y": (0, 2)}.items():
-            pairs[axis] = n.add("ShaderNodeCombineXYZ", -1900, y + 300 - 120 * len(pairs),
-                                label=f"face along {axis}")
-            n.link(gen.outputs[a], pairs[axis].inputs[0])
-            n.link(gen.outputs[b], pairs[axis].inputs[1])
-        m = _Math(n, -1900)
-        m.y = 30  # below the pairs
-        ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
-        along_x = m.ge(ax, ay)
-        along_z = m.mul(m.ge(az, ax), m.ge(az, ay))
-        side = n.add("ShaderNodeMix", -1700, y + 150, data_type="VECTOR", label="side face")
-        n.link(along_x, _socket(side.inputs, "Factor_Float"))
-        n.link(pairs["y"].outputs[0], _socket(side.inputs, "A_Vector"))
-        n.link(pairs["x"].outputs[0], _socket(side.inputs, "B_Vector"))
-        face = n.add("ShaderNodeMix", -1500, y + 150, data_type="VECTOR", label="box face")
-        n.link(along_z, _socket(face.inputs, "Factor_Float"))
-        n.link(_socket(side.outputs, "Result_Vector"), _socket(face.inputs, "A_Vector"))
-        n.link(pairs["z"].outputs[0], _socket(face.inputs, "B_Vector"))
-        return _socket(face.outputs, "Result_Vector")
 
     def _cube_lookup(self, n, vector, tex_id: int, x: float, y: float, unit: bool):
         """UV into the face-strip image of a cube texture for direction `vector`."""
