@@ -79,8 +79,9 @@ compares its pictures with Cycles'); the materials rebuild it with nodes:
   Blender: base UV = the object's UV map if the object (or its mesh data) has
   the custom property TEXCOORD = 1 (read by an Attribute node), else the
   box UVs above made from Generated coordinates (0..1 across the bounding
-  box) and the object-space normal; then Mapping nodes: (u, 1 - v) [times the
-  object's `dimensions` / 2 when texuniform] times texrepeat, v' = 1 - t.
+  box) and the object-space normal, then (u, 1 - v): the node group UV_GROUP,
+  one shared by every 2D-textured material; then [times the object's
+  `dimensions` / 2 when texuniform] a Mapping node: times texrepeat, v' = 1 - t.
   So an importer should give a mesh with texture coordinates the UV map
   (u, 1 - v of mesh_texcoord) and set TEXCOORD = 1 on it; spheres,
   cylinders and capsules without a UV map get the box mapping (MuJoCo wraps
@@ -89,6 +90,9 @@ compares its pictures with Cycles'); the materials rebuild it with nodes:
   (face and (s, t) by the OpenGL specification's table), rebuilt by the node
   group CUBE_GROUP; texuniform false maps the unit object (Generated * 2 - 1),
   true the object at its size (Object coordinates).
+The node groups are built once per Blender session and appended from a copy
+saved in the session's temp folder into every later file (`shared_group`):
+building one costs its size squared, appending it a few milliseconds.
 Within a face every pixel matches MuJoCo's; along cube seams MuJoCo's GPU
 blends neighbouring faces, Blender stays on one (half a texel inset).
 
@@ -500,7 +504,7 @@ def shared_group(name: str) -> bpy.types.NodeTree:
     the one already here, else appended from this session's saved copy, else built."""
     look, version, build = _GROUPS[name]
     for group in bpy.data.node_groups:
-        if group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version and not group.library:
+        if group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version:
             return group
     group = _append_saved(name, look, version)
     if group is None:
