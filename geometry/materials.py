@@ -490,63 +490,85 @@ def _box_uv(n, coords, y):
     return _socket(face.outputs, "Result_Vector")
 
 
-# The shared node groups: (look, version, build). Building one costs its size squared (every
-# node and link updates the whole tree: ~12 ms for the cube map), and every import into a
-# fresh file needs them again: the first build of a session is saved to a .blend in
-# Blender's session temp folder and appended from there afterwards (~3x cheaper).
+# The shared node groups: key -> (look, version, build). Building one costs its size squared
+# (every node and link updates the whole tree: ~12 ms for the cube map) and every import into
+# a fresh file needs them again, so the first build of a session saves them all to one .blend
+# in Blender's session temp folder, and later files append what they need from it in one
+# load (opening a .blend costs ~4 ms whatever it holds: one load for all groups).
 _GROUPS = {CUBE_GROUP: ("cube map", _CUBE_GROUP_VERSION, _build_cube_group),
            UV_GROUP: ("texture uv", _UV_GROUP_VERSION, _build_uv_group)}
-_saved_groups: dict[str, str] = {}  # group name -> the .blend this session saved it in
+# "path": the .blend this session saved the groups in, "names": key -> group name there
+_saved_groups: dict[str, object] = {}
 
 
-def shared_group(name: str) -> bpy.types.NodeTree:
-    """The node group `name` (CUBE_GROUP, UV_GROUP) of this file at today's version:
-    the one already here, else appended from this session's saved copy, else built."""
-    look, version, build = _GROUPS[name]
+def shared_groups(keys) -> dict[str, bpy.types.NodeTree]:
+    """The node groups `keys` (CUBE_GROUP, UV_GROUP) of this file at today's version:
+    those already here, else appended from this session's saved copy, else built."""
+    found = {key: _present(key) for key in keys}
+    missing = [key for key, group in found.items() if group is None]
+    if missing:
+        found.update(_append_saved(missing))
+        built = {key: _GROUPS[key][2]() for key in missing if found.get(key) is None}
+        found.update(built)
+        if built:
+            _save(built)
+    return found
+
+
+def shared_group(key: str) -> bpy.types.NodeTree:
+    return shared_groups([key])[key]
+
+
+def _present(key):
+    look, version, _build = _GROUPS[key]
     for group in bpy.data.node_groups:
         if group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version:
             return group
-    group = _append_saved(name, look, version)
-    if group is None:
-        group = build()
-        _save(name, group)
-    return group
+    return None
 
 
-def _append_saved(name, look, version):
-    path = _saved_groups.get(name)
-    if path is None or not os.path.isfile(path):
-        return None
+def _append_saved(keys) -> dict:
+    path, names = _saved_groups.get("path"), _saved_groups.get("names", {})
+    wanted = {key: names[key] for key in keys if key in names}
+    if not path or not wanted or not os.path.isfile(path):
+        return {}
     before = set(bpy.data.libraries)
     try:
         with bpy.data.libraries.load(path, link=False) as (source, target):
-            target.node_groups = [name] if name in source.node_groups else []
+            order = [key for key, name in wanted.items() if name in source.node_groups]
+            target.node_groups = [wanted[key] for key in order]
     except (OSError, RuntimeError):  # the temp file went away or is damaged: build instead
-        return None
+        return {}
     finally:
         for library in set(bpy.data.libraries) - before:  # appending leaves its Library behind
             bpy.data.libraries.remove(library)
-    group = target.node_groups[0] if target.node_groups else None
-    if group is not None and (group.get(LOOK) != look or group.get(NODE_GROUP_VERSION) != version):
-        bpy.data.node_groups.remove(group)
-        return None
-    return group
+    appended = {}
+    for key, group in zip(order, target.node_groups, strict=True):
+        look, version, _build = _GROUPS[key]
+        if group is not None and group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version:
+            appended[key] = group
+        elif group is not None:
+            bpy.data.node_groups.remove(group)
+    return appended
 
 
-def _save(name, group):
+def _save(built: dict):
+    """Every shared group into this session's .blend: those just `built`, the others built
+    for it and removed again (not a file's own copies: they may have been edited)."""
     folder = bpy.app.tempdir
     if not folder or not os.path.isdir(folder):
         return
-    path = os.path.join(folder, f"mjblend-node-group-{zlib.crc32(name.encode()):08x}.blend")
+    extra = {key: build() for key, (_look, _version, build) in _GROUPS.items() if key not in built}
+    groups = {**built, **extra}
+    path = os.path.join(folder, "mjblend-node-groups.blend")
     try:
-        bpy.data.libraries.write(path, {group}, fake_user=False)
+        bpy.data.libraries.write(path, set(groups.values()), fake_user=False)
+        _saved_groups.update(path=path, names={key: group.name for key, group in groups.items()})
     except (OSError, RuntimeError):
-        return
-    _saved_groups[name] = path
-
-
-def _cube_group() -> bpy.types.NodeTree:
-    return shared_group(CUBE_GROUP)
+        pass
+    finally:
+        for group in extra.values():
+            bpy.data.node_groups.remove(group)
 
 
 def _principled(material) -> bpy.types.Node:
@@ -587,6 +609,29 @@ class Looks:
         self._collision = None
         self._world = None
         self._world_made = False
+        self._groups: dict[str, bpy.types.NodeTree] = {}
+
+    # ------------------------------------------------------------------ node groups
+
+    def _group(self, key: str) -> bpy.types.NodeTree:
+        """A shared node group; the first call gets every group the model's looks use at
+        once (one append from the session's copy instead of one per group)."""
+        group = self._groups.get(key)
+        if group is None:
+            self._groups = shared_groups(self._groups_used() | {key})
+            group = self._groups[key]
+        return group
+
+    def _groups_used(self) -> set[str]:
+        model = self.model
+        used = model.mat_texid[model.mat_texid >= 0]
+        types = {int(model.tex_type[t]) for t in used}
+        keys = set()
+        if int(mujoco.mjtTexture.mjTEXTURE_2D) in types:
+            keys.add(UV_GROUP)
+        if types - {int(mujoco.mjtTexture.mjTEXTURE_2D)} or self.skybox_texture() >= 0:
+            keys.add(CUBE_GROUP)
+        return keys
 
     # ------------------------------------------------------------------ names
 
@@ -869,7 +914,7 @@ class Looks:
                                      tex_id, -1100, y, unit=not uniform)
         # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t.
         # (u, 1 - v): one shared group (the object's UV map or MuJoCo's box UVs)
-        st = n.add("ShaderNodeGroup", -1300, y, label="MuJoCo (s, t)", node_tree=shared_group(UV_GROUP))
+        st = n.add("ShaderNodeGroup", -1300, y, label="MuJoCo (s, t)", node_tree=self._group(UV_GROUP))
         vector, k = st.outputs[0], 1.0
         if uniform:  # per spatial unit: times the geom's size[0], size[1] = half the dimensions
             size = n.add("ShaderNodeAttribute", -1300, y - 300, attribute_type="OBJECT",
@@ -897,7 +942,7 @@ class Looks:
         width = int(self.model.tex_width[tex_id]) or self.texture_image(tex_id).size[0]
         height = int(self.model.tex_height[tex_id]) or self.texture_image(tex_id).size[1]
         six = height >= 6 * width
-        node = n.add("ShaderNodeGroup", x, y, label="MuJoCo cube map", node_tree=_cube_group())
+        node = n.add("ShaderNodeGroup", x, y, label="MuJoCo cube map", node_tree=self._group(CUBE_GROUP))
         node.inputs["Face Step"].default_value = 1.0 / 6.0 if six else 0.0
         node.inputs["Face Height"].default_value = 1.0 / 6.0 if six else 1.0
         node.inputs["Inset"].default_value = 0.5 / max(width, 1)

@@ -330,7 +330,7 @@ def test_shared_node_groups_are_made_once_and_appended_as_built(clean_scene, nam
     group = materials.shared_group(name)
     assert materials.shared_group(name) is group  # one per file
     built = _group_layout(group)
-    assert os.path.isfile(materials._saved_groups[name])  # the session keeps a copy
+    assert os.path.isfile(materials._saved_groups["path"])  # the session keeps a copy
     bpy.ops.wm.read_homefile(use_empty=True)  # a fresh file: the session's saved copy comes back
     appended = materials.shared_group(name)
     assert len(bpy.data.node_groups) == 1 and not bpy.data.libraries  # nothing linked is left
@@ -341,6 +341,28 @@ def test_shared_node_groups_are_made_once_and_appended_as_built(clean_scene, nam
     appended[stored_keys.NODE_GROUP_VERSION] = -1
     newer = materials.shared_group(name)
     assert newer != appended and _group_layout(newer) == built
+
+
+@needs_corpus
+def test_an_import_appends_the_groups_its_looks_use_at_once(clean_scene):
+    """A model with a skybox and a 2D-textured material gets both groups, one of each, also
+    when the file already has one of them; a model without textures gets none."""
+    model = corpus_model("mujoco_model/model/humanoid/humanoid.xml")
+    materials.shared_groups(list(materials._GROUPS))  # the session's copy exists
+    bpy.ops.wm.read_homefile(use_empty=True)
+    materials.shared_group(materials.UV_GROUP)
+    looks = Looks(model)
+    for m in range(model.nmat):
+        looks.material(m)
+    looks.world()
+    groups = sorted(g.get(stored_keys.LOOK) for g in bpy.data.node_groups)
+    assert groups == ["cube map", "texture uv"] and not bpy.data.libraries
+    bpy.ops.wm.read_homefile(use_empty=True)
+    plain = corpus_model("pip/dm_control/locomotion/walkers/assets/rodent.xml")  # no textures
+    looks = Looks(plain)
+    for g in range(plain.ngeom):
+        looks.geom_material(g)
+    assert looks.world() is None and not bpy.data.node_groups
 
 
 def group_version(name):
