@@ -79,8 +79,9 @@ compares its pictures with Cycles'); the materials rebuild it with nodes:
   Blender: base UV = the object's UV map if the object (or its mesh data) has
   the custom property TEXCOORD = 1 (read by an Attribute node), else the
   box UVs above made from Generated coordinates (0..1 across the bounding
-  box) and the object-space normal; then Mapping nodes: (u, 1 - v) [times the
-  object's `dimensions` / 2 when texuniform] times texrepeat, v' = 1 - t.
+  box) and the object-space normal, then (u, 1 - v): the node group UV_GROUP,
+  one shared by every 2D-textured material; then [times the object's
+  `dimensions` / 2 when texuniform] a Mapping node: times texrepeat, v' = 1 - t.
   So an importer should give a mesh with texture coordinates the UV map
   (u, 1 - v of mesh_texcoord) and set TEXCOORD = 1 on it; spheres,
   cylinders and capsules without a UV map get the box mapping (MuJoCo wraps
@@ -89,6 +90,9 @@ compares its pictures with Cycles'); the materials rebuild it with nodes:
   (face and (s, t) by the OpenGL specification's table), rebuilt by the node
   group CUBE_GROUP; texuniform false maps the unit object (Generated * 2 - 1),
   true the object at its size (Object coordinates).
+The node groups are built once per Blender session and appended from a copy
+saved in the session's temp folder into every later file (`shared_group`):
+building one costs its size squared, appending it a few milliseconds.
 Within a face every pixel matches MuJoCo's; along cube seams MuJoCo's GPU
 blends neighbouring faces, Blender stays on one (half a texel inset).
 
@@ -110,6 +114,7 @@ get a fake user: they are model assets even when nothing uses them.
 from __future__ import annotations
 
 import math
+import os
 import zlib
 
 import bpy
@@ -120,6 +125,8 @@ from ..components.stored_keys import LOOK, NODE_GROUP_VERSION, PACK_ON_SAVE, TEX
 
 CUBE_GROUP = "MuJoCo cube map"
 _CUBE_GROUP_VERSION = 1
+UV_GROUP = "MuJoCo texture UV"
+_UV_GROUP_VERSION = 1
 
 # MuJoCo's internal default rgba of geoms, sites, tendons, flexes and skins.
 DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0], dtype=np.float32)
@@ -202,7 +209,14 @@ def blender_bytes(pixels: np.ndarray) -> np.ndarray:
 
 def blender_pixels(pixels: np.ndarray) -> np.ndarray:
     """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
-    return (blender_bytes(pixels).astype(np.float32) / np.float32(255)).reshape(-1)
+    return _unit_floats(blender_bytes(pixels))
+
+
+def _unit_floats(rgba: np.ndarray) -> np.ndarray:
+    """Bytes as flat float32 / 255 in one pass (the values of astype then divide, in half the time)."""
+    out = np.empty(rgba.size, dtype=np.float32)
+    np.divide(rgba.reshape(-1), np.float32(255), out=out, dtype=np.float32)
+    return out
 
 
 def pixel_signature(rgba: np.ndarray, width: int, height: int) -> str:
@@ -417,11 +431,144 @@ def _build_cube_group() -> bpy.types.NodeTree:
     return group
 
 
-def _cube_group() -> bpy.types.NodeTree:
+def _build_uv_group() -> bpy.types.NodeTree:
+    """Node group: MuJoCo's (s, t) of a 2D texture before texrepeat (module doc).
+
+    Base UV: the object's UV map when it (or its mesh) carries TEXCOORD = 1, else
+    MuJoCo's box UVs (`_box_uv`); then (u, 1 - v). No inputs: it reads the
+    shaded object's coordinates. Output: Vector.
+    """
+    group = bpy.data.node_groups.new(UV_GROUP, "ShaderNodeTree")
+    group[LOOK] = "texture uv"
+    group[NODE_GROUP_VERSION] = _UV_GROUP_VERSION
+    _new_group_socket(group, "Vector", "OUTPUT", "NodeSocketVector")
+    n = _Nodes(group)
+    coords = n.add("ShaderNodeTexCoord", -1700, 0)
+    has_uv = n.add("ShaderNodeAttribute", -1700, -300, attribute_type="OBJECT",
+                   attribute_name=TEXCOORD, label="has MuJoCo texcoords")
+    uv = n.add("ShaderNodeUVMap", -1700, -500)
+    base = n.add("ShaderNodeMix", -1500, 0, data_type="VECTOR", label="UV or box UV")
+    n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
+    n.link(_box_uv(n, coords, 0), _socket(base.inputs, "A_Vector"))
+    n.link(uv.outputs[0], _socket(base.inputs, "B_Vector"))
+    st = n.add("ShaderNodeMapping", -1300, 0, vector_type="POINT", label="MuJoCo (s, t)")
+    st.inputs["Scale"].default_value = (1.0, -1.0, 1.0)
+    st.inputs["Location"].default_value = (0.0, 1.0, 0.0)
+    n.link(_socket(base.outputs, "Result_Vector"), st.inputs["Vector"])
+    gout = n.add("NodeGroupOutput", -1100, 0)
+    n.link(st.outputs[0], gout.inputs[0])
+    n.place()
+    return group
+
+
+def _box_uv(n, coords, y):
+    """MuJoCo's box texture coordinates as Blender UVs: (x, y) on faces along z, (y, z)
+    along x, (x, z) along y, each from the Generated coordinates (0..1 across the box)."""
+    gen = n.add("ShaderNodeSeparateXYZ", -2100, y + 200)
+    n.link(coords.outputs["Generated"], gen.inputs[0])
+    normal = n.add("ShaderNodeSeparateXYZ", -2100, y - 100)
+    n.link(coords.outputs["Normal"], normal.inputs[0])
+    pairs = {}
+    for axis, (a, b) in {"z": (0, 1), "x": (1, 2), "y": (0, 2)}.items():
+        pairs[axis] = n.add("ShaderNodeCombineXYZ", -1900, y + 300 - 120 * len(pairs),
+                            label=f"face along {axis}")
+        n.link(gen.outputs[a], pairs[axis].inputs[0])
+        n.link(gen.outputs[b], pairs[axis].inputs[1])
+    m = _Math(n, -1900)
+    m.y = 30  # below the pairs
+    ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
+    along_x = m.ge(ax, ay)
+    along_z = m.mul(m.ge(az, ax), m.ge(az, ay))
+    side = n.add("ShaderNodeMix", -1700, y + 150, data_type="VECTOR", label="side face")
+    n.link(along_x, _socket(side.inputs, "Factor_Float"))
+    n.link(pairs["y"].outputs[0], _socket(side.inputs, "A_Vector"))
+    n.link(pairs["x"].outputs[0], _socket(side.inputs, "B_Vector"))
+    face = n.add("ShaderNodeMix", -1500, y + 150, data_type="VECTOR", label="box face")
+    n.link(along_z, _socket(face.inputs, "Factor_Float"))
+    n.link(_socket(side.outputs, "Result_Vector"), _socket(face.inputs, "A_Vector"))
+    n.link(pairs["z"].outputs[0], _socket(face.inputs, "B_Vector"))
+    return _socket(face.outputs, "Result_Vector")
+
+
+# The shared node groups: key -> (look, version, build). Building one costs its size squared
+# (every node and link updates the whole tree: ~12 ms for the cube map) and every import into
+# a fresh file needs them again, so the first build of a session saves them all to one .blend
+# in Blender's session temp folder, and later files append what they need from it in one
+# load (opening a .blend costs ~4 ms whatever it holds: one load for all groups).
+_GROUPS = {CUBE_GROUP: ("cube map", _CUBE_GROUP_VERSION, _build_cube_group),
+           UV_GROUP: ("texture uv", _UV_GROUP_VERSION, _build_uv_group)}
+# "path": the .blend this session saved the groups in, "names": key -> group name there
+_saved_groups: dict[str, object] = {}
+
+
+def shared_groups(keys) -> dict[str, bpy.types.NodeTree]:
+    """The node groups `keys` (CUBE_GROUP, UV_GROUP) of this file at today's version:
+    those already here, else appended from this session's saved copy, else built."""
+    found = {key: _present(key) for key in keys}
+    missing = [key for key, group in found.items() if group is None]
+    if missing:
+        found.update(_append_saved(missing))
+        built = {key: _GROUPS[key][2]() for key in missing if found.get(key) is None}
+        found.update(built)
+        if built:
+            _save(built)
+    return found
+
+
+def shared_group(key: str) -> bpy.types.NodeTree:
+    return shared_groups([key])[key]
+
+
+def _present(key):
+    look, version, _build = _GROUPS[key]
     for group in bpy.data.node_groups:
-        if group.get(LOOK) == "cube map" and group.get(NODE_GROUP_VERSION) == _CUBE_GROUP_VERSION:
+        if group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version:
             return group
-    return _build_cube_group()
+    return None
+
+
+def _append_saved(keys) -> dict:
+    path, names = _saved_groups.get("path"), _saved_groups.get("names", {})
+    wanted = {key: names[key] for key in keys if key in names}
+    if not path or not wanted or not os.path.isfile(path):
+        return {}
+    before = set(bpy.data.libraries)
+    try:
+        with bpy.data.libraries.load(path, link=False) as (source, target):
+            order = [key for key, name in wanted.items() if name in source.node_groups]
+            target.node_groups = [wanted[key] for key in order]
+    except (OSError, RuntimeError):  # the temp file went away or is damaged: build instead
+        return {}
+    finally:
+        for library in set(bpy.data.libraries) - before:  # appending leaves its Library behind
+            bpy.data.libraries.remove(library)
+    appended = {}
+    for key, group in zip(order, target.node_groups, strict=True):
+        look, version, _build = _GROUPS[key]
+        if group is not None and group.get(LOOK) == look and group.get(NODE_GROUP_VERSION) == version:
+            appended[key] = group
+        elif group is not None:
+            bpy.data.node_groups.remove(group)
+    return appended
+
+
+def _save(built: dict):
+    """Every shared group into this session's .blend: those just `built`, the others built
+    for it and removed again (not a file's own copies: they may have been edited)."""
+    folder = bpy.app.tempdir
+    if not folder or not os.path.isdir(folder):
+        return
+    extra = {key: build() for key, (_look, _version, build) in _GROUPS.items() if key not in built}
+    groups = {**built, **extra}
+    path = os.path.join(folder, "mjblend-node-groups.blend")
+    try:
+        bpy.data.libraries.write(path, set(groups.values()), fake_user=False)
+        _saved_groups.update(path=path, names={key: group.name for key, group in groups.items()})
+    except (OSError, RuntimeError):
+        pass
+    finally:
+        for group in extra.values():
+            bpy.data.node_groups.remove(group)
 
 
 def _principled(material) -> bpy.types.Node:
@@ -462,6 +609,29 @@ class Looks:
         self._collision = None
         self._world = None
         self._world_made = False
+        self._groups: dict[str, bpy.types.NodeTree] = {}
+
+    # ------------------------------------------------------------------ node groups
+
+    def _group(self, key: str) -> bpy.types.NodeTree:
+        """A shared node group; the first call gets every group the model's looks use at
+        once (one append from the session's copy instead of one per group)."""
+        group = self._groups.get(key)
+        if group is None:
+            self._groups = shared_groups(self._groups_used() | {key})
+            group = self._groups[key]
+        return group
+
+    def _groups_used(self) -> set[str]:
+        model = self.model
+        used = model.mat_texid[model.mat_texid >= 0]
+        types = {int(model.tex_type[t]) for t in used}
+        keys = set()
+        if int(mujoco.mjtTexture.mjTEXTURE_2D) in types:
+            keys.add(UV_GROUP)
+        if types - {int(mujoco.mjtTexture.mjTEXTURE_2D)} or self.skybox_texture() >= 0:
+            keys.add(CUBE_GROUP)
+        return keys
 
     # ------------------------------------------------------------------ names
 
@@ -495,7 +665,7 @@ class Looks:
         # colour space first: changing it later makes Blender regenerate a generated image
         image.colorspace_settings.name = _colorspace_name(colorspace)
         rgba = blender_bytes(pixels)
-        image.pixels.foreach_set((rgba.astype(np.float32) / np.float32(255)).reshape(-1))
+        image.pixels.foreach_set(_unit_floats(rgba))
         # what the export compares with to tell a painted texture (importer/build.py keeps it)
         self.signatures[tex_id] = pixel_signature(rgba, w, h)
         # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
@@ -738,25 +908,13 @@ class Looks:
         """The vector output that maps texture `tex_id` the way MuJoCo does (module doc)."""
         model = self.model
         uniform = bool(model.mat_texuniform[mat_id])
-        coords = n.add("ShaderNodeTexCoord", -1700, y)
         if model.tex_type[tex_id] != mujoco.mjtTexture.mjTEXTURE_2D:
+            coords = n.add("ShaderNodeTexCoord", -1700, y)
             return self._cube_lookup(n, coords.outputs["Object" if uniform else "Generated"],
                                      tex_id, -1100, y, unit=not uniform)
-        # base UV: the object's UV map when it carries MuJoCo's texture coordinates, else
-        # MuJoCo's own UVs of a box, which are also a plane's: every face shows the whole
-        # texture, from the Generated coordinates of the two axes across the face
-        has_uv = n.add("ShaderNodeAttribute", -1700, y - 300, attribute_type="OBJECT",
-                       attribute_name=TEXCOORD, label="has MuJoCo texcoords")
-        uv = n.add("ShaderNodeUVMap", -1700, y - 500)
-        base = n.add("ShaderNodeMix", -1500, y, data_type="VECTOR", label="UV or box UV")
-        n.link(_socket(has_uv.outputs, "Fac"), _socket(base.inputs, "Factor_Float"))
-        n.link(self._box_uv(n, coords, y), _socket(base.inputs, "A_Vector"))
-        n.link(uv.outputs[0], _socket(base.inputs, "B_Vector"))
-        # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t
-        st = n.add("ShaderNodeMapping", -1300, y, vector_type="POINT", label="MuJoCo (s, t)")
-        st.inputs["Scale"].default_value = (1.0, -1.0, 1.0)
-        st.inputs["Location"].default_value = (0.0, 1.0, 0.0)
-        n.link(_socket(base.outputs, "Result_Vector"), st.inputs["Vector"])
+        # MuJoCo's (s, t) = (u, 1 - v) * texrepeat [* geom size when texuniform]; image v = 1 - t.
+        # (u, 1 - v): one shared group (the object's UV map or MuJoCo's box UVs)
+        st = n.add("ShaderNodeGroup", -1300, y, label="MuJoCo (s, t)", node_tree=self._group(UV_GROUP))
         vector, k = st.outputs[0], 1.0
         if uniform:  # per spatial unit: times the geom's size[0], size[1] = half the dimensions
             size = n.add("ShaderNodeAttribute", -1300, y - 300, attribute_type="OBJECT",
@@ -773,35 +931,6 @@ class Looks:
         n.link(vector, mapping.inputs["Vector"])
         return mapping.outputs[0]
 
-    @staticmethod
-    def _box_uv(n, coords, y):
-        """MuJoCo's box texture coordinates as Blender UVs: (x, y) on faces along z, (y, z)
-        along x, (x, z) along y, each from the Generated coordinates (0..1 across the box)."""
-        gen = n.add("ShaderNodeSeparateXYZ", -2100, y + 200)
-        n.link(coords.outputs["Generated"], gen.inputs[0])
-        normal = n.add("ShaderNodeSeparateXYZ", -2100, y - 100)
-        n.link(coords.outputs["Normal"], normal.inputs[0])
-        pairs = {}
-        for axis, (a, b) in {"z": (0, 1), "x": (1, 2), "y": (0, 2)}.items():
-            pairs[axis] = n.add("ShaderNodeCombineXYZ", -1900, y + 300 - 120 * len(pairs),
-                                label=f"face along {axis}")
-            n.link(gen.outputs[a], pairs[axis].inputs[0])
-            n.link(gen.outputs[b], pairs[axis].inputs[1])
-        m = _Math(n, -1900)
-        m.y = 30  # below the pairs
-        ax, ay, az = (m.op("ABSOLUTE", normal.outputs[i]) for i in range(3))
-        along_x = m.ge(ax, ay)
-        along_z = m.mul(m.ge(az, ax), m.ge(az, ay))
-        side = n.add("ShaderNodeMix", -1700, y + 150, data_type="VECTOR", label="side face")
-        n.link(along_x, _socket(side.inputs, "Factor_Float"))
-        n.link(pairs["y"].outputs[0], _socket(side.inputs, "A_Vector"))
-        n.link(pairs["x"].outputs[0], _socket(side.inputs, "B_Vector"))
-        face = n.add("ShaderNodeMix", -1500, y + 150, data_type="VECTOR", label="box face")
-        n.link(along_z, _socket(face.inputs, "Factor_Float"))
-        n.link(_socket(side.outputs, "Result_Vector"), _socket(face.inputs, "A_Vector"))
-        n.link(pairs["z"].outputs[0], _socket(face.inputs, "B_Vector"))
-        return _socket(face.outputs, "Result_Vector")
-
     def _cube_lookup(self, n, vector, tex_id: int, x: float, y: float, unit: bool):
         """UV into the face-strip image of a cube texture for direction `vector`."""
         if unit:  # Generated 0..1 -> the unit object -1..1
@@ -813,7 +942,7 @@ class Looks:
         width = int(self.model.tex_width[tex_id]) or self.texture_image(tex_id).size[0]
         height = int(self.model.tex_height[tex_id]) or self.texture_image(tex_id).size[1]
         six = height >= 6 * width
-        node = n.add("ShaderNodeGroup", x, y, label="MuJoCo cube map", node_tree=_cube_group())
+        node = n.add("ShaderNodeGroup", x, y, label="MuJoCo cube map", node_tree=self._group(CUBE_GROUP))
         node.inputs["Face Step"].default_value = 1.0 / 6.0 if six else 0.0
         node.inputs["Face Height"].default_value = 1.0 / 6.0 if six else 1.0
         node.inputs["Inset"].default_value = 0.5 / max(width, 1)

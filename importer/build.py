@@ -48,6 +48,7 @@ MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_
 HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
 HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default (the scene's
 # switches say which it shows now: scene/groups.py; the import hides what they hide)
+FLT_MAX = float(np.finfo(np.float32).max)
 CAMERA_DISPLAY_MIN, CAMERA_DISPLAY_MAX = 0.01, 1000.0  # Camera.display_size's range in Blender
 DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
@@ -535,8 +536,7 @@ class Builder:
         """An object for a spatial element, placed at its MJCF pose in `parent`."""
         label = parent.name if parent is not self.root else ""
         obj = self._new_object(element.name, data, kind, label, self.collection)
-        obj.parent = parent
-        obj.matrix_parent_inverse.identity()
+        obj.parent = parent  # (a new object's parent inverse is the identity already)
         obj.rotation_mode = "QUATERNION"
         pos, quat = self._local_pose(element, kind)
         obj.location = pos
@@ -546,8 +546,11 @@ class Builder:
             # an included file with its own <compiler angle>: the scan needs to know
             getattr(obj.mujoco, kind)[DEGREE] = int(bool(compiler.degree))
             self.mixed_units = True
-        # what the transform read back as: while it still does, the scan uses the exact pose
-        getattr(obj.mujoco, kind)[SEEN_POSE] = list(obj.location) + list(obj.rotation_quaternion)
+        # what the transform read back as: while it still does, the scan uses the exact pose.
+        # Blender keeps float32 of what was written, clamped to +-FLT_MAX as RNA clamps it:
+        # computed here, not read back (7 RNA reads)
+        pose = np.clip(np.concatenate((pos, quat), dtype=float), -FLT_MAX, FLT_MAX)
+        getattr(obj.mujoco, kind)[SEEN_POSE] = pose.astype(np.float32).tolist()
         self._register(element, obj, kind)
         return obj
 
@@ -688,9 +691,11 @@ class Builder:
                     obj.hide_viewport = True  # data, not geometry: pick it in the Outliner
                 self._register(element, obj, kind)
                 if kind == "tendon":
-                    for i, wrap in enumerate(element.path):
-                        obj.mujoco.tendon.path.add()
-                        self.copies.append((wrap, obj, "wrap", i))
+                    # indexed: iterating an MjsTendonPath ends on a raised IndexError (~180 us a tendon)
+                    path, items = element.path, obj.mujoco.tendon.path
+                    for i in range(len(path)):
+                        items.add()
+                        self.copies.append((path[i], obj, "wrap", i))
 
     def _register(self, element, block, kind):
         """What every imported element gets: its class, its place in the attribute

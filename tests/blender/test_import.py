@@ -155,6 +155,34 @@ def write_model(tmp_path, text, name="model.xml"):
     return str(path)
 
 
+EXTREME_POSES = """<mujoco model="extremes">
+  <worldbody>
+    <body name="far" pos="1e39 -1e39 0.1" quat="0.3 1e-46 1e-40 0.7">
+      <geom type="sphere" size="0.1" pos="0.1 0.2 0.3" quat="1 2 3 4"/>
+      <site type="capsule" size="0.01" fromto="0 0 0 0.3 0.1 0.7"/>
+      <joint type="hinge" axis="0.2 0.3 0.9"/>
+    </body>
+    <light dir="0.3 -0.2 -1"/>
+    <camera pos="1e-45 3 4" euler="10 20 30"/>
+  </worldbody>
+</mujoco>"""
+
+
+def test_seen_pose_is_what_blender_reads_back(clean_scene, tmp_path):
+    """The import computes the float32 pose Blender keeps instead of reading it back: equal,
+    also where RNA clamps to +-FLT_MAX or keeps denormals."""
+    from mjblend.components.stored_keys import SEEN_POSE
+    result = build.import_file(write_model(tmp_path, EXTREME_POSES), bpy.context.scene)
+    checked = 0
+    for obj in result.collection.all_objects:
+        group = getattr(obj.mujoco, obj.mujoco.kind.lower())
+        if SEEN_POSE in group:
+            read_back = list(obj.location) + list(obj.rotation_quaternion)
+            assert list(group[SEEN_POSE]) == read_back, obj.name
+            checked += 1
+    assert checked == 6
+
+
 def test_names_are_unique_readable_and_keep_the_mjcf_name(clean_scene, tmp_path):
     result = build.import_file(write_model(tmp_path, TWO_TORSOS), bpy.context.scene)
     body, geom = result.by_id[("body", 1)], result.by_id[("geom", 0)]

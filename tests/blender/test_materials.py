@@ -309,6 +309,66 @@ def test_collision_material_is_shared_and_translucent(clean_scene):
     assert 0 < material.diffuse_color[3] < 1 and material.surface_render_method == "BLENDED"
 
 
+def _group_layout(group) -> list:
+    """Everything a node group computes with: its sockets, nodes (type, operation, data type,
+    unlinked input values, attribute names) and links, without names or locations."""
+    def value(socket):
+        v = getattr(socket, "default_value", None)
+        return tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v
+    nodes = sorted(group.nodes, key=lambda n: n.name)
+    index = {n.name: i for i, n in enumerate(nodes)}
+    return [[(s.in_out, s.name, s.socket_type) for s in group.interface.items_tree],
+            [(n.bl_idname, getattr(n, "operation", None), getattr(n, "data_type", None),
+              getattr(n, "attribute_name", None), getattr(n, "vector_type", None),
+              [value(s) for s in n.inputs if not s.is_linked]) for n in nodes],
+            sorted((index[lk.from_node.name], lk.from_socket.identifier, index[lk.to_node.name],
+                    lk.to_socket.identifier) for lk in group.links)]
+
+
+@pytest.mark.parametrize("name", [materials.CUBE_GROUP, materials.UV_GROUP])
+def test_shared_node_groups_are_made_once_and_appended_as_built(clean_scene, name):
+    group = materials.shared_group(name)
+    assert materials.shared_group(name) is group  # one per file
+    built = _group_layout(group)
+    assert os.path.isfile(materials._saved_groups["path"])  # the session keeps a copy
+    bpy.ops.wm.read_homefile(use_empty=True)  # a fresh file: the session's saved copy comes back
+    appended = materials.shared_group(name)
+    assert len(bpy.data.node_groups) == 1 and not bpy.data.libraries  # nothing linked is left
+    assert _group_layout(appended) == built
+    assert appended.get(stored_keys.LOOK) and appended.get(stored_keys.NODE_GROUP_VERSION) == \
+        group_version(name)
+    # an older build of the group in the file is not used
+    appended[stored_keys.NODE_GROUP_VERSION] = -1
+    newer = materials.shared_group(name)
+    assert newer != appended and _group_layout(newer) == built
+
+
+@needs_corpus
+def test_an_import_appends_the_groups_its_looks_use_at_once(clean_scene):
+    """A model with a skybox and a 2D-textured material gets both groups, one of each, also
+    when the file already has one of them; a model without textures gets none."""
+    model = corpus_model("mujoco_model/model/humanoid/humanoid.xml")
+    materials.shared_groups(list(materials._GROUPS))  # the session's copy exists
+    bpy.ops.wm.read_homefile(use_empty=True)
+    materials.shared_group(materials.UV_GROUP)
+    looks = Looks(model)
+    for m in range(model.nmat):
+        looks.material(m)
+    looks.world()
+    groups = sorted(g.get(stored_keys.LOOK) for g in bpy.data.node_groups)
+    assert groups == ["cube map", "texture uv"] and not bpy.data.libraries
+    bpy.ops.wm.read_homefile(use_empty=True)
+    plain = corpus_model("pip/dm_control/locomotion/walkers/assets/rodent.xml")  # no textures
+    looks = Looks(plain)
+    for g in range(plain.ngeom):
+        looks.geom_material(g)
+    assert looks.world() is None and not bpy.data.node_groups
+
+
+def group_version(name):
+    return materials._GROUPS[name][1]
+
+
 # ----------------------------------------------------------------------------- pictures
 
 
