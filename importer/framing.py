@@ -52,10 +52,14 @@ def _geom_corners(model, data, ids) -> np.ndarray:
     aabb = np.asarray(model.geom_aabb)[others]
     signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
     points = [_to_world(data, others, aabb[:, None, :3] + signs[None] * aabb[:, None, 3:])]
+    mesh_vert, rotations = np.asarray(model.mesh_vert), np.asarray(data.geom_xmat).reshape(-1, 3, 3)
     for g in meshes:  # in the geom's frame (MuJoCo moves a mesh to its inertial frame)
         start = int(model.mesh_vertadr[model.geom_dataid[g]])
-        vertices = np.asarray(model.mesh_vert)[start:start + int(model.mesh_vertnum[model.geom_dataid[g]])]
-        points.append(_to_world(data, [g], vertices[None]))
+        vertices = mesh_vert[start:start + int(model.mesh_vertnum[model.geom_dataid[g]])]
+        # (one matrix product, and only the box kept: the Panda's 397,000 vertices
+        # took 54 ms through einsum, a list of every point and a column-wise min)
+        world = rotations[g] @ vertices.T  # (3, n): rows reduce fast, columns do not
+        points.append(np.stack((world.min(axis=1), world.max(axis=1))) + data.geom_xpos[g])
     return np.concatenate(points)
 
 
