@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 from mathutils import Matrix
 
-from ..components import changes, inherit, spec_io
+from ..components import changes, inherit, spec_io, storage_format
 from ..components.kinds import ELEMENT_KINDS
 from ..components.schema import SPATIAL_KINDS
 from ..importer.build import LIGHT_TYPES
@@ -72,6 +72,7 @@ def new_model(context, name: str = "model"):
     with changes.quiet():  # (a new spec's settings and main class: MuJoCo's, nothing stored)
         main = model.defaults.add()
         main.name = "main"
+    storage_format.stamp(root)
     inherit.forget()
     return root
 

@@ -28,7 +28,7 @@ import mujoco
 import numpy as np
 from mathutils import Matrix, Vector
 
-from ..components import changes, inherit, spec_io, values
+from ..components import changes, inherit, spec_io, storage_format, values
 from ..components.kinds import ELEMENT_KINDS
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
@@ -211,6 +211,7 @@ class Builder:
         """Only the settings the file changes from a new spec's (storage format 2: the
         rest read MuJoCo's defaults, components/inherit.py)."""
         model_props = self.root.mujoco.model
+        storage_format.stamp(self.root)  # (written in today's format: never migrated)
         for kind in (*MODEL_SETTINGS, "model"):
             own = spec_io.settings_differing(spec_io.settings_values(self.spec, kind), kind)
             if own:  # (no group is made for a kind the file leaves alone)
