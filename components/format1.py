@@ -123,21 +123,28 @@ def read_format1(group, attr: Attr):
     if t in ("string", "ref"):  # (a ref here: a class name)
         return str(stored) if stored is not None else (attr.default or "")
     if t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t == "keyvalues":
-        # format 1: a key never written is empty (format 2's readers would read the class's)
-        return {"keyvalues": values.read_keyvalues, **dict.fromkeys(NESTED_VECTOR_TYPES,
-                values.read_nested_vector)}.get(t, values.read_vector)(_OwnKeysOnly(group), attr)
+        return _format1_array(group, attr)  # (raw: format 2's readers would read the class's)
     raise TypeError(f"{attr.name}: not a format-1 attribute type {t}")
 
 
-class _OwnKeysOnly:
-    """A group's raw keys, and nothing inherited (what format 1's readers saw)."""
-
-    def __init__(self, group):
-        self.group = group
-
-    def get(self, key, default=None):
-        found = self.group.get(key)
-        return default if found is None else found
+def _format1_array(group, attr: Attr):
+    """A variable-length array as format 1 read it: its raw key, absent = empty."""
+    key, t = values.vector_key(attr), attr.type
+    stored = group.get(key)
+    if t == "bytes":
+        return bytes(stored) if stored is not None else b""
+    if t == "keyvalues":
+        return {str(k): str(v) for k, v in stored.items()} if stored is not None else {}
+    if t in NESTED_VECTOR_TYPES:
+        flat, lengths = list(stored or []), list(group.get(key + LENGTHS_SUFFIX) or [])
+        rows, start = [], 0
+        for n in lengths:
+            rows.append(flat[start:start + n])
+            start += n
+        return rows
+    if stored is None:
+        return []
+    return [int(v) for v in stored] if t == "intvec" else [float(v) for v in stored]
 
 
 def _format1_float(group, attr: Attr, stored):

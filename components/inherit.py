@@ -23,7 +23,6 @@ from .stored_keys import LENGTHS_SUFFIX
 
 _generation = 0
 _tables: dict[int, dict] = {}  # root.as_pointer() -> {(class, kind): raw dict}
-_class_groups: dict[int, str | None] = {}  # a class item's group pointer -> the class it inherits from
 _asset_roots: dict[int, object] | None = None  # asset datablock pointer -> its model root
 _DEFAULTS: dict[str, dict] = {}  # kind -> raw dict of MuJoCo's defaults (never changes)
 
@@ -33,7 +32,6 @@ def forget() -> None:
     global _generation, _asset_roots
     _generation += 1
     _tables.clear()
-    _class_groups.clear()
     _asset_roots = None
 
 
@@ -160,20 +158,17 @@ def _resolve(items, classname, kind, table, depth) -> dict:
 
 def _class_parent(root, group, kind) -> str | None:
     """The class a class item's `group` inherits from ("" for main: MuJoCo's defaults),
-    or None where `group` is not a class's (a model root's own group of a kind)."""
-    pointer = group.as_pointer()
-    if pointer in _class_groups:
-        return _class_groups[pointer]
-    found = None
+    or None where `group` is not a class's (a model root's own group of a kind). Found
+    from its path each time: a collection's items move when it grows (not cached)."""
     path = group.path_from_id()  # mujoco.model.defaults[3].geom
-    if ".defaults[" in path:
-        index = int(path.split(".defaults[", 1)[1].split("]", 1)[0])
-        defaults_ = root.mujoco.model.defaults
-        if index < len(defaults_):
-            item = defaults_[index]
-            found = "" if item.name == "main" else (item.parent or "main")
-    _class_groups[pointer] = found
-    return found
+    if ".defaults[" not in path:
+        return None
+    index = int(path.split(".defaults[", 1)[1].split("]", 1)[0])
+    defaults_ = root.mujoco.model.defaults
+    if index >= len(defaults_):
+        return None
+    item = defaults_[index]
+    return "" if item.name == "main" else (item.parent or "main")
 
 
 def root_of(block):

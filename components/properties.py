@@ -54,6 +54,9 @@ def _edited(attr: Attr):
 # elements inherit: the resolved classes are forgotten.
 
 
+FLT_MAX = values.FLT_MAX
+
+
 def _after_set(group) -> None:
     holder = getattr(group.id_data, "mujoco", None)
     if holder is not None and holder.kind == "MODEL":
@@ -84,10 +87,14 @@ def _fallback(attr: Attr):
 
 def _float_get_set(kind: str, attr: Attr):
     prop, fallback = attr.prop, _fallback(attr)
+    # (an infinity shows as Blender's largest float, as its own float properties hold one)
     if attr.is_vector:
         def get(self):
             found = _raw_value(self, kind, prop)
-            return found[:] if found is not None else fallback
+            if found is None:
+                return fallback
+            found = found[:]
+            return found if -FLT_MAX <= sum(found) <= FLT_MAX else values.shown(found)
 
         def set_(self, value):
             self[prop] = values.edited_doubles(_raw_value(self, kind, prop), value)
@@ -95,7 +102,9 @@ def _float_get_set(kind: str, attr: Attr):
     else:
         def get(self):
             found = _raw_value(self, kind, prop)
-            return found if found is not None else fallback
+            if found is None:
+                return fallback
+            return found if -FLT_MAX <= found <= FLT_MAX or found != found else values.shown((found,))[0]
 
         def set_(self, value):
             current = _raw_value(self, kind, prop)
@@ -133,6 +142,11 @@ def _class_changed(self, context) -> None:
         return
     changes.property_updated(self, context)
     changes.edited(self, "classname")
+
+
+def _class_renamed(_self, _context) -> None:
+    """A class's name or parent changed: what its members inherit is resolved anew."""
+    inherit.forget()
 
 
 def _ref_update(attr: Attr):
@@ -196,8 +210,10 @@ class _Classes:
         self.kinds["tendon"] = self._kind_group("tendon", extra={
             "path": CollectionProperty(type=self.kinds["wrap"], description="Tendon path")})
         self.default_class = self._make(GROUP_PREFIX + "default_class", {
-            "name": StringProperty(name="Class", description="Name of the default class"),
-            "parent": StringProperty(name="Parent", description="Class this one inherits from"),
+            "name": StringProperty(name="Class", description="Name of the default class",
+                                   update=_class_renamed),
+            "parent": StringProperty(name="Parent", description="Class this one inherits from",
+                                     update=_class_renamed),
             **{k: PointerProperty(type=self.kinds[k]) for k in DEFAULT_KINDS},
         })
         self.randomize_entry = self._make(GROUP_PREFIX + "randomize_entry", _randomize_entry())

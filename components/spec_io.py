@@ -449,9 +449,8 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
         elif how is _ENUM:
             setattr(owner, leaf, _enum_cast(owner, leaf)(value))
         else:
-            if attr.type in ("refvec", "stringvec") and not value \
-                    and not len(get_attr(element, attr)):
-                continue
+            if attr.type in ("refvec", "stringvec") and not value:
+                continue  # (an empty list: nothing stored, the element keeps what it holds)
             set_attr(element, attr, to_mujoco(attr, value))
 
 

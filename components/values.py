@@ -83,14 +83,25 @@ def float32s(doubles) -> list[float]:
     return array("f", doubles).tolist()
 
 
+def shown(doubles) -> list[float]:
+    """What a float property shows of each double: its float32, clamped to +-FLT_MAX as
+    Blender's own float properties hold an infinity (NaN stays NaN)."""
+    out = array("f", doubles).tolist()
+    if math.inf in out or -math.inf in out:
+        out = [min(max(v, -FLT_MAX), FLT_MAX) for v in out]
+    return out
+
+
 def edited_doubles(current, typed) -> list[float]:
-    """What a float property's `set` stores: per value, the current double where its
-    float32 is the one typed (kept exact), else the shortest decimal of what was
-    typed; an infinity or a value at +-FLT_MAX (what Blender keeps of anything
-    beyond) as +-FLT_MAX exactly, which the scan refuses (UnkeptNumber)."""
+    """What a float property's `set` stores: per value, the current double where what
+    the property shows of it (`shown`) is what was typed (kept exact: an untouched
+    component of an edited vector, a value typed again, a file's infinity), else the
+    shortest decimal of what was typed; an infinity or a value at +-FLT_MAX (what
+    Blender keeps of anything beyond) as +-FLT_MAX exactly, which the scan refuses
+    (UnkeptNumber)."""
     typed = [float(v) for v in typed]
-    now = float32s(typed)
-    held = float32s(current) if current is not None and len(current) == len(typed) else None
+    now = shown(typed)
+    held = shown(current) if current is not None and len(current) == len(typed) else None
     out = []
     for i, v32 in enumerate(now):
         if held is not None and (held[i] == v32 or (held[i] != held[i] and v32 != v32)):

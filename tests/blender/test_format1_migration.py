@@ -147,7 +147,7 @@ def test_one_root_is_migrated_with_its_assets(clean_scene):
     stray.mujoco.kind = "SITE"
     with_keys = stray.mujoco.site
     with_keys.size = (0.5, 0.5, 0.5)  # an element outside any model, made by hand
-    values.set_own(with_keys, ["size"])
+    with_keys[OWN] = {"size": 1}  # (what format 1 recorded: a format-1 group)
     n = format1.migrate_root(root)
     assert n == len(groups(bpy)) - 2  # all but the stray site and the model group (no float)
     assert not format1.is_format1(bpy.data.materials["red"].mujoco.material)
