@@ -113,14 +113,16 @@ def _class_ref(root, classname: str, kind: str, attr):
     while classname in items and classname not in seen:
         seen.add(classname)
         group = items[classname].get(kind)
-        if group is not None and attr.prop in group:
-            return group[attr.prop]
+        shown = group.get(values.CLASS_REFS) if group is not None else None
+        if group is not None and attr.prop in group and not (shown is not None and attr.prop in shown):
+            return group[attr.prop]  # (set by this class itself)
         classname = "" if classname == "main" else (items[classname].parent or "main")
     return None
 
 
 def _show_refs(root, group, kind: str, classname: str, only=None) -> None:
-    """Copy the class's references into an element's `group` where it sets none itself."""
+    """Copy the references class `classname` gives into `group` (an element's, or a
+    child class's) where it sets none itself."""
     own = values.own(group, kind)
     for attr in _ref_attrs(kind):
         if attr.name in own or (only is not None and attr.name != only):
@@ -161,6 +163,10 @@ def propagate(group, attr_name: str) -> None:
     if attr.type != "ref" or attr.ref == "default":
         return
     with changes.quiet():
+        for item in classes_of(root):
+            if item.name != "main" and (item.get(kind) is not None
+                                        or _class_ref(root, item.parent or "main", kind, attr) is not None):
+                _show_refs(root, getattr(item, kind), kind, item.parent or "main", attr.name)
         for obj in authoring.members(root):
             member = obj.mujoco
             if member.kind.lower() == kind and member.get(kind) is not None:

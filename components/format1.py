@@ -218,8 +218,8 @@ def _plan(group, kind: str, inherited: dict | None, classed: bool = False) -> tu
     raw: dict = {}
     if recorded_own(group) is not None:
         for attr in KINDS[kind].editable:
-            if not _native(attr) or attr.name in own:
-                continue
+            if attr.type != "ref" or attr.ref == "default" or attr.name in own:
+                continue  # (lists stay: empty slots are not own, values.own)
             if attr.type == "ref" and classed and group.get(attr.prop) is not None:
                 raw.setdefault(CLASS_REFS, {})[attr.prop] = 1
             else:
@@ -350,7 +350,7 @@ class _Walk:
                     inherited = functools.partial(_class_defaults, kind)
                 else:
                     inherited = functools.partial(self._parent_class_value, root, parents[item.name], kind)
-                self.add(getattr(item, kind), kind, inherited)
+                self.add(getattr(item, kind), kind, inherited, classed=True)  # (its parent's refs)
 
     def _parent_class_value(self, root, parent: str, kind: str) -> dict:
         found = self._class_value(root, parent, kind)

@@ -43,7 +43,8 @@ def generation() -> int:
 
 
 def _inheritable(attr) -> bool:
-    return attr.type not in ("ref", "refvec", "stringvec")
+    """Not the bpy pointers and lists (no `get` can compute them): a class name can be."""
+    return attr.type not in ("refvec", "stringvec") and not (attr.type == "ref" and attr.ref != "default")
 
 
 def raw_keys(kind: str) -> frozenset[str]:

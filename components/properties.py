@@ -78,7 +78,7 @@ def _fallback(attr: Attr):
         return list(default or (0,) * attr.size) if attr.is_vector else int(default or 0)
     if t == "bool":
         return [bool(v) for v in (default or (False,) * attr.size)] if attr.is_vector else bool(default)
-    if t == "string":
+    if t in ("string", "ref"):
         return default or ""
     if t == "flags":
         return 0
@@ -119,7 +119,7 @@ def _plain_get_set(kind: str, attr: Attr):
     if t == "bool":
         cast = (lambda v: [bool(x) for x in v]) if attr.is_vector else bool
         store = (lambda v: [int(bool(x)) for x in v]) if attr.is_vector else (lambda v: int(bool(v)))
-    elif t == "string":
+    elif t in ("string", "ref"):  # (a ref here: a class, by name)
         cast = store = str
     else:
         cast = (lambda v: [int(x) for x in v]) if attr.is_vector else int
@@ -284,7 +284,7 @@ class _Classes:
                                            default=tuple(_finite(attr.default, attr.size)))
             return FloatProperty(name=attr.label, description=tip, precision=precision,
                                  default=_finite(attr.default, 0), update=edited, get=get, set=set_)
-        if t in ("int", "bool", "string", "enum", "flags"):
+        if t in ("int", "bool", "string", "enum", "flags") or (t == "ref" and ref_id_type(attr) is None):
             get, set_ = _plain_get_set(kind, attr)
         if t == "int":
             if attr.is_vector:
@@ -308,7 +308,7 @@ class _Classes:
         if t == "ref":
             id_type = ref_id_type(attr)
             if id_type is None:  # a default class, by name
-                return StringProperty(name=attr.label, description=tip, update=edited)
+                return StringProperty(name=attr.label, description=tip, update=edited, get=get, set=set_)
             kwargs = {}
             if id_type == "Object":
                 kwargs["poll"] = _is_mujoco_object

@@ -414,10 +414,15 @@ def own(group, kind: str | None = None) -> set[str]:
         authored = group.get(REF)
         if authored is not None:
             out.update(names[p] for p in authored.keys() if p in names and authored[p])
-        for prop in lists:
-            if names[prop] in out and not len(group[prop]):
+        for prop in lists:  # (a list of empty slots, MuJoCo's default, is not set)
+            if names[prop] in out and not any(map(_filled, group[prop])):
                 out.discard(names[prop])
     return out
+
+
+def _filled(item) -> bool:
+    """A list item (a reference's target / authored name, a string) that says something."""
+    return bool(item.get("target") or item.get("authored") or item.get("value"))
 
 
 def recorded_own(group, kind: str | None = None) -> frozenset[str]:

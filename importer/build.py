@@ -240,9 +240,14 @@ class Builder:
                     else builtins[kind][1]
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
-                if own:  # most classes leave most kinds alone (and get no group of them)
-                    spec_io.element_to_props(element, getattr(item, kind), kind, find=self._find,
-                                             only=set(own))
+                shown = [attr for attr in _class_refs(kind) if attr.name not in own and mine[attr.name]]
+                if own or shown:  # most classes leave most kinds alone (and get no group of them)
+                    group = getattr(item, kind)
+                    spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+                    for attr in shown:  # a reference it inherits: shown as its parent's
+                        target = spec_io.target_of(attr, mine[attr.name], self._find, element, kind)
+                        if target is not None:
+                            values.show_class_ref(group, attr.prop, target)
             self.class_index[name] = index
 
     def _assets(self):
