@@ -66,13 +66,20 @@ def _store(group, key: str) -> Any:
     return group[key]
 
 
-def _raw(group, key: str, kind: str | None = None):
-    """The group's own raw value of `key`, else the one it inherits (None: neither)."""
+def _raw(group, key: str, attr: Attr | None = None):
+    """The group's own raw value of `key` (of `attr`), else the one it inherits (None:
+    neither)."""
     found = group.get(key)
     if found is not None:
         return found
     from . import inherit
+    kind = _ATTR_KINDS.get(id(attr)) if attr is not None else None
     return inherit.inherited(group, kind or kind_of(group)).get(key)
+
+
+# id(attr) -> the kind it belongs to (a kind's attribute may live in another group: the
+# simulation's option overrides)
+_ATTR_KINDS = {id(attr): name for name, entry in KINDS.items() for attr in entry.attrs}
 
 
 # ------------------------------------------------------------------ floats
@@ -126,9 +133,9 @@ def write_float(group, attr: Attr, value) -> None:
     group[attr.prop] = doubles if attr.is_vector else doubles[0]
 
 
-def float_doubles(group, attr: Attr, kind: str | None = None) -> list[float] | None:
+def float_doubles(group, attr: Attr) -> list[float] | None:
     """The doubles a float attribute stands for (own or inherited), as a list."""
-    stored = _raw(group, attr.prop, kind)
+    stored = _raw(group, attr.prop, attr)
     if stored is None:
         return None
     return [float(stored)] if isinstance(stored, (float, int)) else [float(v) for v in stored]
@@ -287,7 +294,7 @@ def write_vector(group, attr: Attr, value) -> None:
 
 
 def read_vector(group, attr: Attr):
-    stored = _raw(group, vector_key(attr))
+    stored = _raw(group, vector_key(attr), attr)
     if attr.type == "bytes":
         return bytes(stored) if stored is not None else b""
     if stored is None:
@@ -308,7 +315,8 @@ def read_nested_vector(group, attr: Attr):
     if group.get(key) is not None:
         flat, lengths = list(group.get(key, [])), list(group.get(key + LENGTHS_SUFFIX, []))
     else:
-        flat, lengths = list(_raw(group, key) or []), list(_raw(group, key + LENGTHS_SUFFIX) or [])
+        flat = list(_raw(group, key, attr) or [])
+        lengths = list(_raw(group, key + LENGTHS_SUFFIX, attr) or [])
     rows, start = [], 0
     for n in lengths:
         rows.append(flat[start:start + n])
@@ -364,7 +372,7 @@ def write_keyvalues(group, attr: Attr, mapping) -> None:
 
 
 def read_keyvalues(group, attr: Attr) -> dict:
-    stored = _raw(group, vector_key(attr))
+    stored = _raw(group, vector_key(attr), attr)
     return {str(k): str(v) for k, v in stored.items()} if stored is not None else {}
 
 
