@@ -165,3 +165,40 @@ def test_vector_components_keep_their_doubles(clean_scene, tmp_path):
     g.friction[1] = 0.5
     assert g["friction"].to_list() == [0.123456789012, 0.5, 3.0]
     np.testing.assert_array_equal(np.float32(g.friction), np.float32([0.123456789012, 0.5, 3.0]))
+
+
+def _shown(root):
+    """Every geom attribute every member and class shows through RNA."""
+    from mjblend.components.schema import KINDS
+    attrs = [a for a in KINDS["geom"].editable if a.type in ("float", "float32", "int", "bool", "enum")]
+    groups = [o.mujoco.geom for o in root.children_recursive if o.mujoco.kind == "GEOM"]
+    groups += [item.geom for item in root.mujoco.model.defaults]
+    return repr([[tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v  # (repr: NaN)
+                  for v in (getattr(g, a.prop) for a in attrs)] for g in groups])
+
+
+def test_no_class_operation_leaves_a_stale_value(clean_scene, tmp_path):
+    """After each class operation, what the cache shows is what resolving anew shows."""
+    from mjblend.components import inherit
+    root = imported(tmp_path).root
+
+    def check():
+        cached = _shown(root)
+        inherit.forget()
+        assert _shown(root) == cached
+    check()
+    default_classes.add_class(root, "c", "b")
+    bpy.data.objects["g"].mujoco.classname = "c"
+    check()
+    class_item(root, "c").geom.margin = 0.3
+    check()
+    assert bpy.data.objects["g"].mujoco.geom.margin == pytest.approx(0.3)
+    default_classes.rename_class(root, "c", "d")
+    check()
+    class_item(root, "b").geom.rgba = (0, 0, 1, 1)
+    check()
+    assert tuple(bpy.data.objects["g"].mujoco.geom.rgba) == (0, 0, 1, 1)
+    default_classes.remove_class(root, "d")
+    check()
+    assert bpy.data.objects["g"].mujoco.classname == "b"
+    assert bpy.data.objects["g"].mujoco.geom.margin == pytest.approx(0.0123456789)
