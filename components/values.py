@@ -421,7 +421,9 @@ def own(group, kind: str | None = None) -> set[str]:
                 out.discard(names[prop])
         authored = group.get(REF)
         if authored is not None:
-            out.update(names[p] for p in authored.keys() if p in names and authored[p])
+            for prop in authored.keys():  # (not to_dict(): ~8 us a group)
+                if prop in names and authored[prop]:
+                    out.add(names[prop])
         for prop in lists:  # (a list of empty slots, MuJoCo's default, is not set)
             if names[prop] in out and not any(map(_filled, group[prop])):
                 out.discard(names[prop])
