@@ -402,6 +402,9 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
     (a type dispatch and a call each per attribute). Every other type goes through
     them; either way the element gets the same values."""
     get = group.get
+    if get(values.EXACT) is not None:  # format 1, linked from a library (not migrated): as format 1 read
+        from .format1 import read_format1
+        get = _Format1Reads(group, read_format1).get
     inherited = None  # what the group inherits, read when first needed
     owners = {}  # "ialt" -> element.ialt, resolved once
     for attr, how, head, leaf in steps:
@@ -452,6 +455,21 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
             if attr.type in ("refvec", "stringvec") and not value:
                 continue  # (an empty list: nothing stored, the element keeps what it holds)
             set_attr(element, attr, to_mujoco(attr, value))
+
+
+class _Format1Reads:
+    """`get` of a format-1 group's raw values as format 2 stores them (floats: the exact
+    doubles format 1 read; others: the raw key, else the property's default)."""
+
+    def __init__(self, group, read):
+        self.group, self.read, self.kind = group, read, KINDS[values.kind_of(group)]
+
+    def get(self, prop):
+        attr = next((a for a in self.kind.editable if a.prop == prop), None)
+        if attr is None or attr.type not in NUMERIC:
+            return self.group.get(prop)
+        value = self.read(self.group, attr)
+        return list(value) if attr.is_vector else value
 
 
 @functools.cache

@@ -41,7 +41,7 @@ from ..engine.errors import MJBlendError
 from .schema import (GROUP_PREFIX, KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident,
                      enum_items, enum_value)
 
-from .stored_keys import CLASS_REFS, LENGTHS_SUFFIX, REF  # noqa: F401  (values.REF, ...)
+from .stored_keys import CLASS_REFS, EXACT, LENGTHS_SUFFIX, OWN, REF  # noqa: F401  (values.REF, ...)
 
 # find(kind, name) -> Blender ID or None (kind None: unknown); name_of(id) -> MJCF name;
 # on_missing(attr, name) is called for a reference whose target is gone.
@@ -142,6 +142,9 @@ def float_doubles(group, attr: Attr) -> list[float] | None:
 
 
 def read_float(group, attr: Attr):
+    if group.get(EXACT) is not None:  # format 1, linked from a library (not migrated: read-only)
+        from .format1 import read_format1
+        return read_format1(group, attr)
     out = float_doubles(group, attr)
     if out is None:  # nothing stored nor inherited: the property's own default
         current = getattr(group, attr.prop)
@@ -411,6 +414,9 @@ def own(group, kind: str | None = None) -> set[str]:
     """Attribute names the group sets itself (the rest come from its class, or are
     MuJoCo's defaults): those it stores, less references shown from its class
     (`_class_refs`) and empty lists; plus references whose target is gone (`_ref`)."""
+    recorded = group.get(OWN)
+    if recorded is not None:  # a format-1 group that could not be migrated (linked from a library)
+        return set(recorded.keys())
     names, refs, lists = _own_keys(kind or kind_of(group))
     keys = group.keys()
     out = {names[k] for k in keys if k in names}

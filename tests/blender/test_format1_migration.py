@@ -172,3 +172,19 @@ def test_older_fixtures_migrate_to_the_same_reads(clean_scene, name):
         for attr in attrs(kind):
             if attr.type in NUMERIC and attr.prop in group:
                 assert doubles(group[attr.prop]) == doubles(before[label][1][attr.name]), (label, attr.name)
+
+
+def test_linked_format1_data_reads_as_format1_read_it(clean_scene):
+    """A model linked from a format-1 .blend cannot be migrated (read-only): its floats
+    still read as format 1 read them (exact doubles), and what it sets is its `_own`."""
+    from mjblend.components import spec_io
+
+    append_fixture(link=True)
+    linked = bpy.data.objects["upper"]
+    assert linked.library is not None and format1.is_format1(linked.mujoco.geom)
+    recorded_reads = recorded()["Object:upper"]
+    group = linked.mujoco.geom
+    for attr in attrs("geom"):
+        if attr.type in NUMERIC:
+            assert plain(spec_io.read_value(group, attr)) == recorded_reads[attr.name]["read"], attr.name
+    assert values.own(group) == set(group["_own"].keys())
