@@ -189,7 +189,9 @@ def check_kept(group, attr: Attr, values_) -> None:
     """UnkeptNumber for the first of `values_` (an attribute's doubles) that an MJCF
     file or a simulation would not keep: NaN where MuJoCo has no "unset" NaN, and
     +-FLT_MAX exactly, what an edit beyond Blender's largest float stores
-    (`edited_doubles`; a file's infinity is kept as it is)."""
+    (`edited_doubles`; a file's infinity is kept as it is). A file that writes
+    exactly 3.4028234663852886e+38 is refused as well: the stored double cannot say
+    where it came from (format 1 could, from its read-back; no corpus model has one)."""
     unset = _unset_nan(attr)
     for i, v in enumerate(values_):
         if v != v:
