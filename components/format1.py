@@ -166,6 +166,10 @@ def _format1_float(group, attr: Attr, stored):
     return tuple(out) if attr.is_vector else out[0]
 
 
+_TOP = values.shortest_float32(values.FLT_MAX)  # 3.4028235e+38
+_EDITED_MAX = {_TOP: values.FLT_MAX, -_TOP: -values.FLT_MAX}
+
+
 def _same(a: float, b: float) -> bool:
     return a == b or (a != a and b != b)
 
@@ -229,7 +233,10 @@ def _plan(group, kind: str, inherited: dict | None, classed: bool = False) -> tu
             continue
         value = read[attr.name]
         if attr.type in NUMERIC:
-            raw[attr.prop] = [float(v) for v in value] if attr.is_vector else float(value)
+            # an edit at Blender's largest float (format 1 read it as 3.4028235e+38 and refused
+            # it) becomes what format 2's set stores for one, FLT_MAX exactly (refused alike)
+            doubles = [_EDITED_MAX.get(float(v), float(v)) for v in (value if attr.is_vector else [value])]
+            raw[attr.prop] = doubles if attr.is_vector else doubles[0]
         else:
             values.raw_entries(raw, attr, value)
     return own, raw

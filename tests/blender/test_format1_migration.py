@@ -188,3 +188,18 @@ def test_linked_format1_data_reads_as_format1_read_it(clean_scene):
         if attr.type in NUMERIC:
             assert plain(spec_io.read_value(group, attr)) == recorded_reads[attr.name]["read"], attr.name
     assert values.own(group) == set(group["_own"].keys())
+
+
+def test_an_edit_at_the_largest_float_stays_refused_after_migration(clean_scene):
+    """Format 1 read an edit beyond Blender's largest float as 3.4028235e+38 and refused
+    it (UnkeptNumber); migrated, it is what format 2's set stores for one: FLT_MAX."""
+    stray = bpy.data.objects.new("stray", None)
+    stray.mujoco.kind = "GEOM"
+    group = stray.mujoco.geom
+    group["margin"] = values.FLT_MAX  # what the float32 property held (no exact double: an edit)
+    group["gap"] = 0.5
+    group[OWN] = {"margin": 1, "gap": 1}
+    assert format1.migrate_data(bpy.data) == 1
+    assert group["margin"] == values.FLT_MAX and group["gap"] == 0.5 and OWN not in group
+    with pytest.raises(values.UnkeptNumber):
+        values.check_kept(group, KINDS["geom"].attr("margin"), [group["margin"]])
