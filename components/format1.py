@@ -14,9 +14,15 @@ stores a group's own attributes only, presence of the key being ownership:
   (int, bool as int, enum item index, flag mask, string, class name), variable
   arrays in `_<prop>` (+ `_len`) as before;
 - references to datablocks (PointerProperty) and reference / string lists
-  (CollectionProperty) are native bpy storage and are left exactly as they are
-  (a class-set reference stays materialised on its elements, plan 2.1), and so
-  is `_ref`;
+  (CollectionProperty) are native bpy storage and are left as they are, and so is
+  `_ref`; except, where the group records `_own`, a reference it does not own (a
+  copy of its class's, format 1's full class copies): on an element with a class
+  or on a class it stays, marked as inherited in `_class_refs`
+  (values.show_class_ref: format 2 keeps class-set references materialised), elsewhere
+  it is deleted with its `_ref` name. (Lists of empty slots, MuJoCo's default, are
+  not own in format 2: values.own.)
+- a float edited to Blender's largest float (format 1 read 3.4028235e+38 and
+  refused it) is stored as FLT_MAX exactly, which format 2's scan refuses alike;
 - `_exact`, `_seen`, `_own` and the keys of attributes the group does not own are
   deleted; every other key (`_pose`, `_seen_pose`, `_degree`, `_source`, the
   model's `assets` / `defaults` / settings groups, a tendon's `path`, ...) stays.
