@@ -5,7 +5,7 @@ through live/scene_session.py's one lifecycle), and the edits the depsgraph repo
 import bpy
 from bpy.app.handlers import persistent
 
-from ..components import changes, storage_format
+from ..components import changes, inherit, storage_format
 from ..components.stored_keys import PACK_ON_SAVE
 from ..authoring import validation
 from ..live import bridge_host, scene_session
@@ -53,6 +53,7 @@ def forget_sessions(*_args):
     scene session (scans, held poses, validation, drawing caches) is forgotten, and the
     next scan starts anew. A Fast display saved in an undo step (or a file) with no
     simulation behind it is removed, its objects shown again."""
+    inherit.forget()  # (classes may hold other values now)
     scene_session.end_all(restore=False)
     instancer.sweep()
 
@@ -87,6 +88,7 @@ def migrate_stored_data(*_args):
     one saved by a newer MJBlend is named in the console (it is left as it is)."""
     for problem in storage_format.migrate(_model_roots()):
         print(f"MJBlend: {problem}")
+    storage_format.migrate_loose(bpy.data)
 
 
 HANDLERS = ((bpy.app.handlers.save_pre, stamp_storage_format),

@@ -14,9 +14,9 @@ import mujoco
 import numpy as np
 from mathutils import Matrix
 
-from ..components import changes, spec_io, values
+from ..components import changes, inherit, spec_io, storage_format
 from ..components.kinds import ELEMENT_KINDS
-from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS, SPATIAL_KINDS
+from ..components.schema import SPATIAL_KINDS
 from ..importer.build import LIGHT_TYPES
 from . import display
 from ..scan import scene_scan
@@ -61,7 +61,6 @@ def model_root(context):
 def new_model(context, name: str = "model"):
     """A model root (in a collection of its own) with MuJoCo's default settings and
     the 'main' default class, at the 3D cursor."""
-    spec = mujoco.MjSpec()
     collection = bpy.data.collections.new(name)
     context.scene.collection.children.link(collection)
     root = bpy.data.objects.new(name, None)
@@ -70,26 +69,21 @@ def new_model(context, name: str = "model"):
     root.location = context.scene.cursor.location
     root.mujoco.kind, root.mujoco.name = "MODEL", name
     model = root.mujoco.model
-    with changes.quiet():
-        for kind in MODEL_SETTINGS:
-            spec_io.settings_to_props(spec, getattr(model, kind), kind)
-            values.set_own(getattr(model, kind), [])  # a new spec's settings: none its own
-        spec_io.settings_to_props(spec, model, "model")
+    with changes.quiet():  # (a new spec's settings and main class: MuJoCo's, nothing stored)
         main = model.defaults.add()
         main.name = "main"
-        for kind in DEFAULT_KINDS:
-            spec_io.element_to_props(getattr(spec.default, kind), getattr(main, kind), kind)
-            values.set_own(getattr(main, kind), [])
+    storage_format.stamp(root)
+    inherit.forget()
     return root
 
 
 def fill(group, element, kind: str, targets: dict | None = None) -> None:
     """Copy a new `element` into `group`; what differs from MuJoCo's defaults counts
     as set by the element itself (so a class given later does not override it)."""
+    own = spec_io.differing(element, spec_io.new_element_values(kind), kind)
     with changes.quiet():
-        spec_io.element_to_props(element, group, kind,
+        spec_io.element_to_props(element, group, kind, only=set(own),
                                  find=lambda _kind, wanted: (targets or {}).get(wanted))
-    values.set_own(group, spec_io.differing(element, spec_io.new_element_values(kind), kind))
 
 
 def unique_name(root, kind: str, base: str) -> str:

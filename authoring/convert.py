@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from ..components import changes, spec_io, values
+from ..components import changes, spec_io
 from ..engine import primitive_fit
 from ..geometry import mujoco_meshes
 from . import authoring, display
@@ -189,7 +189,6 @@ def apply_scale(obj) -> None:
     else:
         raise authoring.AuthoringError(f"{obj.name}: a {geom_type.lower()} has no size to scale")
     spec_io.write_value(group, spec_io.KINDS[kind].attr("size"), size)
-    values.mark_own(group, "size")
     obj.scale = (1, 1, 1)
     display.refresh(obj)
     changes.touch(obj)

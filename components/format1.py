@@ -14,9 +14,15 @@ stores a group's own attributes only, presence of the key being ownership:
   (int, bool as int, enum item index, flag mask, string, class name), variable
   arrays in `_<prop>` (+ `_len`) as before;
 - references to datablocks (PointerProperty) and reference / string lists
-  (CollectionProperty) are native bpy storage and are left exactly as they are
-  (a class-set reference stays materialised on its elements, plan 2.1), and so
-  is `_ref`;
+  (CollectionProperty) are native bpy storage and are left as they are, and so is
+  `_ref`; except, where the group records `_own`, a reference it does not own (a
+  copy of its class's, format 1's full class copies): on an element with a class
+  or on a class it stays, marked as inherited in `_class_refs`
+  (values.show_class_ref: format 2 keeps class-set references materialised), elsewhere
+  it is deleted with its `_ref` name. (Lists of empty slots, MuJoCo's default, are
+  not own in format 2: values.own.)
+- a float edited to Blender's largest float (format 1 read 3.4028235e+38 and
+  refused it) is stored as FLT_MAX exactly, which format 2's scan refuses alike;
 - `_exact`, `_seen`, `_own` and the keys of attributes the group does not own are
   deleted; every other key (`_pose`, `_seen_pose`, `_degree`, `_source`, the
   model's `assets` / `defaults` / settings groups, a tendon's `path`, ...) stays.
@@ -33,13 +39,12 @@ Interface (what storage_format's step uses):
     is_format1(group) -> bool
         the group holds `_exact`, `_seen` or `_own`.
     migrate_data(data) -> int
-        (`data`: bpy.data) every format-1 group of every local ID with
-        `mujoco.kind != "NONE"` (objects: their kind's group, a tendon's wraps; a
-        model root: also its settings groups, its model group and every class item's
-        kinds; meshes, materials, images: their kind's group), all planned from
-        format 1 before any is rewritten, then rewritten; linked (library) IDs are
-        left alone. Returns the number of groups rewritten. Idempotent: a second
-        call finds nothing.
+        (data: bpy.data) every format-1 group of every local ID with `mujoco.kind != "NONE"` (objects:
+        their kind's group, a tendon's wraps; a model root: also its settings groups,
+        its model group and every class item's kinds; meshes, materials, images: their
+        kind's group), all planned from format 1 before any is rewritten, then
+        rewritten; linked (library) IDs are left alone. Returns the number of groups
+        rewritten. Idempotent: a second call finds nothing.
     migrate_root(root) -> int
         the same over one model root, the objects below it and its assets (for
         `storage_format.MIGRATIONS[1]`); IDs outside every root need migrate_data.
@@ -54,17 +59,9 @@ Interface (what storage_format's step uses):
         one attribute as format 1's `spec_io.read_value` read it (tests compare).
 
 Must run before anything else reads a group through format 2's property getters.
-It reads attribute values from the raw ID properties only (`read_format1`: never an
-attribute's RNA property, never today's values.read_float), so it works the same under
-format 1's property definitions and format 2's. (It does walk RNA pointers and the
-holder's own properties: kind, classname, a class's name and parent, `path`, `assets`,
-`defaults`.) It keeps using values.raw_entries (non-float types), read_vector,
-read_nested_vector, read_keyvalues, vector_key, shortest_float32 and stored_keys'
-EXACT / SEEN / OWN.
-
-Not recorded after it: which references a group owned (`_own` goes; the references
-stay as stored, an element's class-set ones too): format 2 tells an own reference
-from a materialised one by comparing it with the class's.
+It reads format 1 from the raw ID properties only (`read_format1`: never RNA, never
+today's values.read_float), so it works the same under format 1's property
+definitions and format 2's.
 """
 
 from __future__ import annotations
@@ -76,7 +73,7 @@ import mujoco
 from . import spec_io, values
 from .schema import (DEFAULT_KINDS, KINDS, MODEL_SETTINGS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr,
                      enum_items, enum_value)
-from .stored_keys import EXACT, LENGTHS_SUFFIX, OWN, SEEN
+from .stored_keys import CLASS_REFS, EXACT, LENGTHS_SUFFIX, OWN, REF, SEEN
 
 FORMAT1_KEYS = (EXACT, SEEN, OWN)
 # attribute types bpy keeps natively (pointers, collections): migrated as they are
@@ -131,13 +128,29 @@ def read_format1(group, attr: Attr):
         return int(stored)
     if t in ("string", "ref"):  # (a ref here: a class name)
         return str(stored) if stored is not None else (attr.default or "")
-    if t in VECTOR_TYPES:
-        return values.read_vector(group, attr)
-    if t in NESTED_VECTOR_TYPES:
-        return values.read_nested_vector(group, attr)
-    if t == "keyvalues":
-        return values.read_keyvalues(group, attr)
+    if t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t == "keyvalues":
+        return _format1_array(group, attr)  # (raw: format 2's readers would read the class's)
     raise TypeError(f"{attr.name}: not a format-1 attribute type {t}")
+
+
+def _format1_array(group, attr: Attr):
+    """A variable-length array as format 1 read it: its raw key, absent = empty."""
+    key, t = values.vector_key(attr), attr.type
+    stored = group.get(key)
+    if t == "bytes":
+        return bytes(stored) if stored is not None else b""
+    if t == "keyvalues":
+        return {str(k): str(v) for k, v in stored.items()} if stored is not None else {}
+    if t in NESTED_VECTOR_TYPES:
+        flat, lengths = list(stored or []), list(group.get(key + LENGTHS_SUFFIX) or [])
+        rows, start = [], 0
+        for n in lengths:
+            rows.append(flat[start:start + n])
+            start += n
+        return rows
+    if stored is None:
+        return []
+    return [int(v) for v in stored] if t == "intvec" else [float(v) for v in stored]
 
 
 def _format1_float(group, attr: Attr, stored):
@@ -157,6 +170,10 @@ def _format1_float(group, attr: Attr, stored):
     if attr.type == "int64":
         out = [int(round(v)) for v in out]
     return tuple(out) if attr.is_vector else out[0]
+
+
+_TOP = values.shortest_float32(values.FLT_MAX)  # 3.4028235e+38
+_EDITED_MAX = {_TOP: values.FLT_MAX, -_TOP: -values.FLT_MAX}
 
 
 def _same(a: float, b: float) -> bool:
@@ -201,23 +218,47 @@ def _own_of(group, kind: str, read: dict, inherited: dict | None) -> frozenset[s
                      if spec_io.bits(value) != spec_io.bits(inherited[name]))
 
 
-def _plan(group, kind: str, inherited: dict | None) -> tuple[frozenset[str], dict]:
-    """(own names, {key: format-2 value}) of one format-1 group, read before any write."""
+def _plan(group, kind: str, inherited: dict | None, classed: bool = False) -> tuple[frozenset[str], dict]:
+    """(own names, {key: format-2 value}) of one format-1 group, read before any write.
+    References (bpy storage, kept as they are) the group does not own: on an element
+    of a class, marked as its class's (`_class_refs`, values.show_class_ref); on a
+    class or elsewhere, deleted with their authored names (format 1's class copies)."""
     read = format1_values(group, kind)
     own = _own_of(group, kind, read, inherited)
     raw: dict = {}
+    if recorded_own(group) is not None:
+        for attr in KINDS[kind].editable:
+            if attr.type != "ref" or attr.ref == "default" or attr.name in own:
+                continue  # (lists stay: empty slots are not own, values.own)
+            if attr.type == "ref" and classed and group.get(attr.prop) is not None:
+                raw.setdefault(CLASS_REFS, {})[attr.prop] = 1
+            else:
+                raw.setdefault(_DROP, []).append(attr.prop)
     for attr in KINDS[kind].editable:
         if attr.name not in own or _native(attr):
             continue
         value = read[attr.name]
         if attr.type in NUMERIC:
-            raw[attr.prop] = [float(v) for v in value] if attr.is_vector else float(value)
+            # an edit at Blender's largest float (format 1 read it as 3.4028235e+38 and refused
+            # it) becomes what format 2's set stores for one, FLT_MAX exactly (refused alike)
+            doubles = [_EDITED_MAX.get(float(v), float(v)) for v in (value if attr.is_vector else [value])]
+            raw[attr.prop] = doubles if attr.is_vector else doubles[0]
         else:
             values.raw_entries(raw, attr, value)
     return own, raw
 
 
+_DROP = "drop"  # (in a plan: the native keys to delete)
+
+
 def _rewrite(group, kind: str, raw: dict) -> None:
+    raw = dict(raw)
+    for prop in raw.pop(_DROP, ()):
+        if prop in group:
+            del group[prop]
+        authored = group.get(REF)
+        if authored is not None and prop in authored:
+            del authored[prop]
     for key in FORMAT1_KEYS:
         if key in group:
             del group[key]
@@ -284,12 +325,12 @@ class _Walk:
         found = self._class_value(root, holder.classname or "main", kind)
         return found if found is not None else _class_defaults(kind)
 
-    def add(self, group, kind: str, inherited_of) -> None:
+    def add(self, group, kind: str, inherited_of, classed: bool = False) -> None:
         """Plan `group` if it is format 1; `inherited_of()` gives what it inherits."""
         if not is_format1(group):
             return
         inherited = inherited_of() if recorded_own(group) is None else None
-        _own, raw = _plan(group, kind, inherited)
+        _own, raw = _plan(group, kind, inherited, classed)
         self.plans.append((group, kind, raw))
 
     def element(self, id_block, root) -> None:
@@ -301,7 +342,8 @@ class _Walk:
         if kind == "model":
             self.model(id_block)
             return
-        self.add(group, kind, lambda: self._inherited_by_element(holder, kind, root))
+        self.add(group, kind, lambda: self._inherited_by_element(holder, kind, root),
+                 classed=kind in DEFAULT_KINDS and bool(holder.classname))
         if kind == "tendon":
             for wrap in group.path:
                 self.add(wrap, "wrap", lambda: None)
@@ -321,7 +363,7 @@ class _Walk:
                     inherited = functools.partial(_class_defaults, kind)
                 else:
                     inherited = functools.partial(self._parent_class_value, root, parents[item.name], kind)
-                self.add(getattr(item, kind), kind, inherited)
+                self.add(getattr(item, kind), kind, inherited, classed=True)  # (its parent's refs)
 
     def _parent_class_value(self, root, parent: str, kind: str) -> dict:
         found = self._class_value(root, parent, kind)

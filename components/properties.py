@@ -19,7 +19,7 @@ from bpy.props import (BoolProperty, BoolVectorProperty, CollectionProperty, Enu
                        FloatProperty, FloatVectorProperty, IntProperty, IntVectorProperty,
                        PointerProperty, StringProperty)
 
-from . import changes, randomization, values
+from . import changes, inherit, randomization, values
 from .schema import (DATA_KINDS, DEFAULT_KINDS, GROUP_PREFIX, KINDS, MODEL_SETTINGS, OBJECT_KINDS, Attr,
                      enum_items, ref_id_type)
 
@@ -35,15 +35,104 @@ def _is_mujoco_object(_self, obj) -> bool:
 
 
 def _edited(attr: Attr):
-    """`update` callback of an attribute: the element now sets it itself, and the
-    next scan takes the change."""
+    """`update` callback of an attribute: the next scan takes the change (the
+    element sets the attribute itself now: its `set` stored it)."""
     def update(self, context):
         if changes.is_quiet():
             return
-        values.mark_own(self, attr.name)
         changes.property_updated(self, context)
         changes.edited(self, attr.name)
     return update
+
+
+# ------------------------------------------------ format 2: get / set of attributes
+#
+# An attribute's value is the group's raw key when it sets it, else what it inherits
+# (components/inherit.py). `get` gives it in the form the bpy property reads (float32
+# is Blender's cast of the double), `set` stores the raw value (values.edited_doubles
+# for floats). A set on a model root's group (a class, a setting) may change what other
+# elements inherit: the resolved classes are forgotten.
+
+
+FLT_MAX = values.FLT_MAX
+
+
+def _after_set(group) -> None:
+    holder = getattr(group.id_data, "mujoco", None)
+    if holder is not None and holder.kind == "MODEL":
+        inherit.forget()
+
+
+def _raw_value(group, kind: str, prop: str):
+    found = group.get(prop)
+    return found if found is not None else inherit.inherited(group, kind).get(prop)
+
+
+def _fallback(attr: Attr):
+    """What a property reads with nothing stored nor inherited: the schema's default."""
+    default = attr.default
+    t = attr.type
+    if t in ("float", "float32", "int64"):
+        return list(_finite(default, attr.size)) if attr.is_vector else float(_finite(default, 0))
+    if t == "int":
+        return list(default or (0,) * attr.size) if attr.is_vector else int(default or 0)
+    if t == "bool":
+        return [bool(v) for v in (default or (False,) * attr.size)] if attr.is_vector else bool(default)
+    if t in ("string", "ref"):
+        return default or ""
+    if t == "flags":
+        return 0
+    return 0
+
+
+def _float_get_set(kind: str, attr: Attr):
+    prop, fallback = attr.prop, _fallback(attr)
+    # (an infinity shows as Blender's largest float, as its own float properties hold one)
+    if attr.is_vector:
+        def get(self):
+            found = _raw_value(self, kind, prop)
+            if found is None:
+                return fallback
+            found = found[:]
+            return found if -FLT_MAX <= sum(found) <= FLT_MAX else values.shown(found)
+
+        def set_(self, value):
+            self[prop] = values.edited_doubles(_raw_value(self, kind, prop), value)
+            _after_set(self)
+    else:
+        def get(self):
+            found = _raw_value(self, kind, prop)
+            if found is None:
+                return fallback
+            return found if -FLT_MAX <= found <= FLT_MAX or found != found else values.shown((found,))[0]
+
+        def set_(self, value):
+            current = _raw_value(self, kind, prop)
+            self[prop] = values.edited_doubles(None if current is None else (current,), (value,))[0]
+            _after_set(self)
+    return get, set_
+
+
+def _plain_get_set(kind: str, attr: Attr):
+    """get / set of an int, bool, enum (its item's index), flag set (its mask) or string."""
+    prop, fallback, t = attr.prop, _fallback(attr), attr.type
+    if t == "bool":
+        cast = (lambda v: [bool(x) for x in v]) if attr.is_vector else bool
+        store = (lambda v: [int(bool(x)) for x in v]) if attr.is_vector else (lambda v: int(bool(v)))
+    elif t in ("string", "ref"):  # (a ref here: a class, by name)
+        cast = store = str
+    else:
+        cast = (lambda v: [int(x) for x in v]) if attr.is_vector else int
+        store = cast
+
+    def get(self):
+        found = _raw_value(self, kind, prop)
+        return cast(found) if found is not None else fallback
+
+    def set_(self, value):
+        self[prop] = store(value)
+        _after_set(self)
+    return get, set_
 
 
 def _class_changed(self, context) -> None:
@@ -55,11 +144,19 @@ def _class_changed(self, context) -> None:
     changes.edited(self, "classname")
 
 
+def _class_renamed(_self, _context) -> None:
+    """A class's name or parent changed: what its members inherit is resolved anew."""
+    inherit.forget()
+
+
 def _ref_update(attr: Attr):
     edited = _edited(attr)
 
     def update(self, context):
         values.forget_ref(self, attr.prop)
+        values.own_ref(self, attr.prop)  # (set here: no longer the one its class shows)
+        if not changes.is_quiet():
+            _after_set(self)
         edited(self, context)
     return update
 
@@ -78,10 +175,12 @@ def _vector_text_prop(attr: Attr):
     return StringProperty(name=attr.label, description=_tooltip(attr), get=get, set=set)
 
 
-def _enum_prop(attr: Attr, flags: bool, update):
+def _enum_prop(attr: Attr, flags: bool, update, get=None, set_=None):
     items = [(ident, label, f"{cname} = {value}", value if flags else i)
              for i, (ident, label, value, cname) in enumerate(enum_items(attr.enum))]
     kwargs = dict(name=attr.label, description=_tooltip(attr), items=items, update=update)
+    if get is not None:
+        kwargs.update(get=get, set=set_)
     if flags:
         kwargs["options"] = {"ENUM_FLAG"}
         kwargs["default"] = set(attr.default or ())
@@ -111,8 +210,10 @@ class _Classes:
         self.kinds["tendon"] = self._kind_group("tendon", extra={
             "path": CollectionProperty(type=self.kinds["wrap"], description="Tendon path")})
         self.default_class = self._make(GROUP_PREFIX + "default_class", {
-            "name": StringProperty(name="Class", description="Name of the default class"),
-            "parent": StringProperty(name="Parent", description="Class this one inherits from"),
+            "name": StringProperty(name="Class", description="Name of the default class",
+                                   update=_class_renamed),
+            "parent": StringProperty(name="Parent", description="Class this one inherits from",
+                                     update=_class_renamed),
             **{k: PointerProperty(type=self.kinds[k]) for k in DEFAULT_KINDS},
         })
         self.randomize_entry = self._make(GROUP_PREFIX + "randomize_entry", _randomize_entry())
@@ -143,7 +244,7 @@ class _Classes:
     def _kind_group(self, kind: str, extra: dict | None = None) -> type:
         annotations = {}
         for attr in KINDS[kind].editable:
-            annotations[attr.prop] = self._attr_prop(attr)
+            annotations[attr.prop] = self._attr_prop(attr, kind=kind)
         annotations.update(extra or {})
         return self._make(GROUP_PREFIX + kind, annotations)
 
@@ -168,39 +269,46 @@ class _Classes:
             annotations["randomize_active"] = IntProperty(options={"HIDDEN"})
         return self._make(GROUP_PREFIX + what + "_element", annotations)
 
-    def _attr_prop(self, attr: Attr, update=None):
-        """The Blender property of an attribute; `update` replaces the edit callback."""
+    def _attr_prop(self, attr: Attr, update=None, kind: str | None = None):
+        """The Blender property of an attribute; `update` replaces the edit callback;
+        `kind`: the kind whose group holds it (what it inherits, components/inherit.py)."""
         t, tip = attr.type, _tooltip(attr)
         edited = update or _edited(attr)
+        kind = kind or _KIND_OF_ATTR.get(id(attr), "")
         if t in ("float", "float32", "int64"):
             precision = 0 if t == "int64" else 6
+            get, set_ = _float_get_set(kind, attr)
             if attr.is_vector:
                 return FloatVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                           precision=precision, update=edited,
+                                           precision=precision, update=edited, get=get, set=set_,
                                            default=tuple(_finite(attr.default, attr.size)))
             return FloatProperty(name=attr.label, description=tip, precision=precision,
-                                 default=_finite(attr.default, 0), update=edited)
+                                 default=_finite(attr.default, 0), update=edited, get=get, set=set_)
+        if t in ("int", "bool", "string", "enum", "flags") or (t == "ref" and ref_id_type(attr) is None):
+            get, set_ = _plain_get_set(kind, attr)
         if t == "int":
             if attr.is_vector:
                 return IntVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                         default=tuple(attr.default or (0,) * attr.size), update=edited)
+                                         default=tuple(attr.default or (0,) * attr.size), update=edited,
+                                         get=get, set=set_)
             return IntProperty(name=attr.label, description=tip, default=attr.default or 0,
-                               update=edited)
+                               update=edited, get=get, set=set_)
         if t == "bool":
             if attr.is_vector:
                 return BoolVectorProperty(name=attr.label, description=tip, size=attr.size,
-                                          update=edited)
+                                          update=edited, get=get, set=set_)
             return BoolProperty(name=attr.label, description=tip, default=bool(attr.default),
-                                update=edited)
+                                update=edited, get=get, set=set_)
         if t in ("enum", "flags"):
-            return _enum_prop(attr, flags=(t == "flags"), update=edited)
+            return _enum_prop(attr, flags=(t == "flags"), update=edited, get=get, set_=set_)
         if t == "string":
             return StringProperty(name=attr.label, description=tip, default=attr.default or "",
-                                  maxlen=attr.size + 1 if attr.size else 0, update=edited)
+                                  maxlen=attr.size + 1 if attr.size else 0, update=edited,
+                                  get=get, set=set_)
         if t == "ref":
             id_type = ref_id_type(attr)
             if id_type is None:  # a default class, by name
-                return StringProperty(name=attr.label, description=tip, update=edited)
+                return StringProperty(name=attr.label, description=tip, update=edited, get=get, set=set_)
             kwargs = {}
             if id_type == "Object":
                 kwargs["poll"] = _is_mujoco_object
@@ -219,6 +327,10 @@ class _Classes:
             return IntProperty(name=attr.label, description=tip, options={"HIDDEN"},
                                get=_length_getter(attr))
         raise TypeError(f"no Blender property for {attr.name} of type {t}")
+
+
+# id(attr) -> the kind it belongs to (for attribute_property: a kind's attribute elsewhere)
+_KIND_OF_ATTR = {id(attr): name for name, entry in KINDS.items() for attr in entry.attrs}
 
 
 def _finite(default, size):

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import mujoco
 import numpy as np
 
-from . import changes, values
+from . import changes, inherit, values
 from .stored_keys import POSE  # noqa: F401  (spec_io.POSE)
 from .schema import (KINDS, NESTED_VECTOR_TYPES, NUMERIC, SPATIAL_KINDS, VECTOR_TYPES, Attr, Kind,
                      enum_ident, enum_items, referenced_kind, selector_fields)
@@ -179,7 +179,7 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None,
     one of the element's enums (an actuator's target), what kind it names."""
     t = attr.type
     if t in NUMERIC:
-        values.write_float(group, attr, value)
+        values.write_float(group, attr, value)  # raw: exact (the property's `set` rounds)
     elif t in ("int", "bool", "string"):
         setattr(group, attr.prop, value)
     elif t == "enum":
@@ -204,9 +204,18 @@ def write_value(group, attr: Attr, value, find: values.Find | None = None,
         values.write_keyvalues(group, attr, value)
     else:
         raise TypeError(f"{attr.name}: unknown type {t}")
-    if (t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t in ("keyvalues", "stringvec", "refvec")) \
-            and not changes.is_quiet():
-        values.mark_own(group, attr.name)  # raw writes: no bpy update callback does it
+    if t in NUMERIC or t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t == "keyvalues":
+        _written_raw(group, attr)
+
+
+def _written_raw(group, attr: Attr) -> None:
+    """After a raw write (no bpy `set`, no `update`): what the property's update does."""
+    holder = getattr(group.id_data, "mujoco", None)
+    if holder is not None and holder.kind == "MODEL":
+        inherit.forget()  # (a class's value: its members read it)
+    if not changes.is_quiet():
+        changes.property_updated(group, None)
+        changes.edited(group, attr.name)
 
 
 def _target_kinds(attr: Attr, element, kind):
@@ -264,7 +273,7 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
         elif only is None or attr.name in only:
             value = copied[attr.name] = read(element)
             if raw is None or not values.raw_entries(raw, attr, value,
-                                                     _target(attr, value, find, element, k)):
+                                                     target_of(attr, value, find, element, k)):
                 write_value(group, attr, value, find, element, k)
     if raw:
         values.write_raw(group, raw)
@@ -273,7 +282,7 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
     return copied
 
 
-def _target(attr: Attr, name, find: values.Find | None, element, kind: Kind):
+def target_of(attr: Attr, name, find: values.Find | None, element, kind: str | Kind):
     """The datablock a reference attribute names (None for other attributes)."""
     if attr.type != "ref" or attr.ref == "default" or not (find and name):
         return None
@@ -352,9 +361,9 @@ def props_to_element(group, element, kind: str | Kind, name_of=values.default_na
     The scan's inner loop: see `_copy_steps`."""
     name = _kind_name(kind)
     if only is None:
-        _copy_steps(group, element, _plan(name), name_of, on_missing, unless)
+        _copy_steps(group, element, _plan(name), name_of, on_missing, unless, name)
     elif only:
-        _copy_steps(group, element, _subset(name, frozenset(only)), name_of, on_missing, unless)
+        _copy_steps(group, element, _subset(name, frozenset(only)), name_of, on_missing, unless, name)
 
 
 # how _copy_steps copies an attribute of each type: inline, or read_value / set_attr
@@ -381,30 +390,42 @@ def _subset(kind_name: str, only: frozenset[str]) -> tuple:
 
 
 def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missing=None,
-                unless=None) -> None:
+                unless=None, kind_name: str = "") -> None:
     """Copy a plan's steps (`_step`) from `group` onto `element`: the loop of
     props_to_element and props_to_settings, and spec_io's one hand-inlined fast path.
 
     The scan's time is mostly Python per attribute (tens of thousands on a large
-    model), so the common types (floats, ints, bools, enums, references) are read,
-    compared with `unless` (`bits`) and set right here, on one branch of the step's
-    `how`, instead of through read_value / bits / set_attr (a type dispatch and a
-    call each per attribute). Measured over the corpus: scan_model alone (no
-    compile) takes about 12% longer through those three functions. Every other
-    type goes through them; either way the element gets the same values."""
-    exact = seen = _UNREAD  # the group's stores of exact floats, read when first needed
+    model), so the common types (floats, ints, bools, enums, references) are read
+    from the group's raw ID properties (what it stores, else what it inherits:
+    no bpy property read), compared with `unless` (`bits`) and set right here, on
+    one branch of the step's `how`, instead of through read_value / bits / set_attr
+    (a type dispatch and a call each per attribute). Every other type goes through
+    them; either way the element gets the same values."""
+    get = group.get
+    if get(values.EXACT) is not None:  # format 1, linked from a library (not migrated): as format 1 read
+        from .format1 import read_format1
+        get = _Format1Reads(group, read_format1).get
+    inherited = None  # what the group inherits, read when first needed
     owners = {}  # "ialt" -> element.ialt, resolved once
     for attr, how, head, leaf in steps:
-        if how is _FLOAT:
-            if exact is _UNREAD:
-                exact, seen = group.get(values.EXACT), group.get(values.SEEN)
-            value = values.read_float_with(group, attr, exact, seen)
-        elif how is _PLAIN:
-            value = getattr(group, attr.prop)
-            if attr.is_vector:
-                value = tuple(value)
-        elif how is _ENUM:
-            value = _enum_numbers(attr.enum)[getattr(group, attr.prop)]
+        if how is _FLOAT or how is _PLAIN or how is _ENUM:
+            stored = get(attr.prop)
+            if stored is None:
+                if inherited is None:
+                    inherited = inherit.inherited(group, kind_name or values.kind_of(group))
+                stored = inherited.get(attr.prop)
+            if stored is None:
+                value = read_value(group, attr, name_of, on_missing)
+            elif how is _FLOAT:
+                value = values.scan_float(group, attr, stored)
+            elif how is _PLAIN:
+                if attr.is_vector:
+                    value = tuple(bool(v) for v in stored) if attr.type == "bool" else \
+                        tuple(int(v) for v in stored)
+                else:
+                    value = bool(stored) if attr.type == "bool" else int(stored)
+            else:
+                value = _enum_by_index(attr.enum)[int(stored)]
         elif how is _REF:  # read_ref, the common case inline: a class name or a target
             value = getattr(group, attr.prop)
             if attr.ref != "default":
@@ -431,13 +452,30 @@ def _copy_steps(group, element, steps, name_of=values.default_name_of, on_missin
         elif how is _ENUM:
             setattr(owner, leaf, _enum_cast(owner, leaf)(value))
         else:
-            if attr.type in ("refvec", "stringvec") and not value \
-                    and not len(get_attr(element, attr)):
-                continue
+            if attr.type in ("refvec", "stringvec") and not value:
+                continue  # (an empty list: nothing stored, the element keeps what it holds)
             set_attr(element, attr, to_mujoco(attr, value))
 
 
-_UNREAD = object()
+class _Format1Reads:
+    """`get` of a format-1 group's raw values as format 2 stores them (floats: the exact
+    doubles format 1 read; others: the raw key, else the property's default)."""
+
+    def __init__(self, group, read):
+        self.group, self.read, self.kind = group, read, KINDS[values.kind_of(group)]
+
+    def get(self, prop):
+        attr = next((a for a in self.kind.editable if a.prop == prop), None)
+        if attr is None or attr.type not in NUMERIC:
+            return self.group.get(prop)
+        value = self.read(self.group, attr)
+        return list(value) if attr.is_vector else value
+
+
+@functools.cache
+def _enum_by_index(enum: str) -> tuple[int, ...]:
+    """MuJoCo's value of each item of an enum, by the item's index (what a bpy enum stores)."""
+    return tuple(value for _, _, value, _ in enum_items(enum))
 
 
 def bits(value):
@@ -631,13 +669,16 @@ def settings_values(spec, kind: str | Kind) -> dict:
     return {attr.name: read(spec_settings(spec, k, attr)) for attr, read in readers(k)}
 
 
-def settings_to_props(spec, group, kind: str | Kind) -> dict:
-    """Copy scene-wide settings into `group` (all at once inside `changes.quiet()`);
-    returns {attribute name: value} of what it copied (as `settings_values`)."""
+def settings_to_props(spec, group, kind: str | Kind, only: set[str] | None = None) -> dict:
+    """Copy scene-wide settings (all, or the names in `only`) into `group` (all at once
+    inside `changes.quiet()`); returns {attribute name: value} of what it copied (as
+    `settings_values`)."""
     k = _kind(kind)
     raw = {} if changes.is_quiet() else None
     copied = {}
     for attr, read in readers(k):
+        if only is not None and attr.name not in only:
+            continue
         value = copied[attr.name] = read(spec_settings(spec, k, attr))
         if raw is None or not values.raw_entries(raw, attr, value):
             write_value(group, attr, value)
@@ -650,9 +691,10 @@ def props_to_settings(group, spec, kind: str | Kind, unless: dict | None = None,
                       only: set[str] | None = None) -> None:
     """Copy a settings kind's properties (all, or the names in `only`) onto the spec;
     `unless` as props_to_element's (e.g. `new_spec_settings(kind)`)."""
-    plan = _settings_plan(_kind_name(kind), frozenset(only) if only is not None else None)
+    name = _kind_name(kind)
+    plan = _settings_plan(name, frozenset(only) if only is not None else None)
     for path, steps in plan:
-        _copy_steps(group, _settings_owner(spec, path), steps, unless=unless)
+        _copy_steps(group, _settings_owner(spec, path), steps, unless=unless, kind_name=name)
 
 
 @functools.cache

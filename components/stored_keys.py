@@ -11,8 +11,11 @@ how bumps FORMAT and adds the step from the previous format to
 
 # The storage format this MJBlend writes; every model root records the one it
 # was last saved with (absent: 1, the format of every file saved before the key
-# existed, which is this one).
-FORMAT = 1
+# existed). Format 2: a group stores only the attributes it sets itself, floats as
+# their exact doubles under the property's own name (values.py); format 1 stored
+# every attribute, float32 in the property plus EXACT / SEEN, and OWN
+# (components/format1.py turns it into format 2 on load).
+FORMAT = 2
 FORMAT_KEY = "_format"  # model group: the storage format it was saved in
 
 # (Registered properties are stored by Blender under their own names and need no key
@@ -22,9 +25,12 @@ FORMAT_KEY = "_format"  # model group: the storage format it was saved in
 # attribute and mode by name: components/randomization.py.)
 
 # ------------------------------------------------- on MuJoCo property groups
+# (format 1 only: read by components/format1.py, which removes them)
 EXACT = "_exact"  # {prop: doubles}: the exact value of a float attribute as authored
 SEEN = "_seen"  # {prop: float32s}: what the Blender property held when EXACT was stored
 OWN = "_own"  # [attribute names]: what an element sets itself (not from its default class)
+# (format 2)
+CLASS_REFS = "_class_refs"  # {prop: 1}: references the element shows from its class (not its own)
 REF = "_ref"  # {prop: name}: a reference as authored, for one whose target is gone
 LENGTHS_SUFFIX = "_len"  # "_" + prop + this: the row lengths of a ragged array attribute
 POSE = "_pose"  # exact authored spatial values (pos, quat, euler, axisangle, ...)

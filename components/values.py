@@ -4,21 +4,29 @@ Values here are in MuJoCo's terms: doubles, ints, enum values as ints, flag
 sets as bit masks, references as element names. `spec_io` moves them between
 `Mjs*` elements and property groups; this module hides how each type is kept.
 
-Precision (see ARCHITECTURE.md): `bpy.props` floats are 32-bit, MuJoCo works
-in doubles. Each float attribute therefore also keeps, as raw ID properties,
-the exact double it was given (`_exact`) and what the property read back right
-after (`_seen`). While the property still reads back the same, the exact
-double is the value; once the user edits it, the value is the shortest decimal
-of the float32 they set (typing 0.1 gives 0.1, not 0.10000000149011612).
-Comparing against the read-back, not a recomputed float32, also covers what
-Blender clamps (1e300 becomes FLT_MAX) and NaN, MuJoCo's "not set" marker.
+Storage (format 2, stored_keys.FORMAT): a group stores only the attributes it
+sets itself; the presence of an attribute's key IS its ownership. Everything
+else reads what the group inherits (components/inherit.py: the class chain,
+then MuJoCo's defaults), through the `get` of the attribute's bpy property.
+
+Precision (see ARCHITECTURE.md): `bpy.props` floats are 32-bit, MuJoCo works in
+doubles. A float attribute (float, float32, int64) is stored as its exact
+doubles, one raw ID property under the property's own name; Blender shows them
+as float32. An edit (the property's `set`, `float_set`) keeps each double whose
+float32 is what the field holds (an untouched component of an edited vector,
+a value typed again) and otherwise stores the shortest decimal of the float32
+typed (0.1 gives 0.1, not 0.10000000149011612); an infinity or anything beyond
+Blender's largest float is stored as +-FLT_MAX, as Blender's own float
+properties clamp it (UnkeptNumber: no file keeps that edit).
 
 Other raw ID properties, all named with a leading underscore so Blender's
 Custom Properties panel leaves them out:
-    `_own`       the attributes the element sets itself (not from its class)
-    `_ref`       the authored name of each reference, kept so that a
-                 reference whose target was deleted can still be named
-    `_<prop>`    variable-length arrays (exact doubles / int32 / bytes)
+    `_ref`        the authored name of each reference, kept so that a
+                  reference whose target was deleted can still be named
+    `_class_refs` references shown from the element's class (bpy pointers
+                  cannot be computed: a class's reference is copied, and
+                  this says it is not the element's own)
+    `_<prop>`     variable-length arrays (exact doubles / int32 / bytes)
 """
 
 from __future__ import annotations
@@ -33,12 +41,14 @@ from ..engine.errors import MJBlendError
 from .schema import (GROUP_PREFIX, KINDS, NESTED_VECTOR_TYPES, NUMERIC, VECTOR_TYPES, Attr, enum_ident,
                      enum_items, enum_value)
 
-from .stored_keys import EXACT, LENGTHS_SUFFIX, OWN, REF, SEEN  # noqa: F401  (values.OWN, ...)
+from .stored_keys import CLASS_REFS, EXACT, LENGTHS_SUFFIX, OWN, REF  # noqa: F401  (values.REF, ...)
 
 # find(kind, name) -> Blender ID or None (kind None: unknown); name_of(id) -> MJCF name;
 # on_missing(attr, name) is called for a reference whose target is gone.
 Find = Callable[[Any, str], Any]
 NameOf = Callable[[Any], str]
+
+FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def shortest_float32(x: float) -> float:
@@ -56,39 +66,89 @@ def _store(group, key: str) -> Any:
     return group[key]
 
 
+def _raw(group, key: str, attr: Attr | None = None):
+    """The group's own raw value of `key` (of `attr`), else the one it inherits (None:
+    neither)."""
+    found = group.get(key)
+    if found is not None:
+        return found
+    from . import inherit
+    kind = _ATTR_KINDS.get(id(attr)) if attr is not None else None
+    return inherit.inherited(group, kind or kind_of(group)).get(key)
+
+
+# id(attr) -> the kind it belongs to (a kind's attribute may live in another group: the
+# simulation's option overrides)
+_ATTR_KINDS = {id(attr): name for name, entry in KINDS.items() for attr in entry.attrs}
+
+
 # ------------------------------------------------------------------ floats
 
 
+def float32s(doubles) -> list[float]:
+    """Each double as the float32 Blender holds (overflow: +-inf; NaN stays NaN)."""
+    return array("f", doubles).tolist()
+
+
+def shown(doubles) -> list[float]:
+    """What a float property shows of each double: its float32, clamped to +-FLT_MAX as
+    Blender's own float properties hold an infinity (NaN stays NaN)."""
+    out = array("f", doubles).tolist()
+    if math.inf in out or -math.inf in out:
+        out = [min(max(v, -FLT_MAX), FLT_MAX) for v in out]
+    return out
+
+
+def edited_doubles(current, typed) -> list[float]:
+    """What a float property's `set` stores: per value, the current double where what
+    the property shows of it (`shown`) is what was typed (kept exact: an untouched
+    component of an edited vector, a value typed again, a file's infinity), else the
+    shortest decimal of what was typed; an infinity or a value at +-FLT_MAX (what
+    Blender keeps of anything beyond) as +-FLT_MAX exactly, which the scan refuses
+    (UnkeptNumber)."""
+    typed = [float(v) for v in typed]
+    now = shown(typed)
+    held = shown(current) if current is not None and len(current) == len(typed) else None
+    out = []
+    for i, v32 in enumerate(now):
+        if held is not None and (held[i] == v32 or (held[i] != held[i] and v32 != v32)):
+            out.append(float(current[i]))
+        elif v32 != v32:
+            out.append(v32)
+        elif v32 >= FLT_MAX or v32 <= -FLT_MAX:
+            out.append(math.copysign(FLT_MAX, v32))
+        else:
+            out.append(float(str(np.float32(v32))))
+    return out
+
+
 def write_float(group, attr: Attr, value) -> None:
+    """Store the exact doubles of a float attribute (the element now sets it)."""
     if isinstance(value, float):
-        values = [float(value)]
-    elif isinstance(value, tuple):  # what spec_io reads: flat
-        values = [float(v) for v in value]
+        doubles = [value]
+    elif isinstance(value, (tuple, list)):  # what spec_io reads: flat
+        doubles = [float(v) for v in value]
     else:
-        values = [float(v) for v in np.ravel(value)]
-    setattr(group, attr.prop, values if attr.is_vector else values[0])
-    seen = getattr(group, attr.prop)
-    _store(group, EXACT)[attr.prop] = values
-    _store(group, SEEN)[attr.prop] = list(seen) if attr.is_vector else [seen]
+        doubles = [float(v) for v in np.ravel(value)]
+    group[attr.prop] = doubles if attr.is_vector else doubles[0]
 
 
-def _float_values(group, attr: Attr) -> tuple[list, list]:
-    """(the doubles a float attribute stands for, which of them were edited since
-    they were stored exactly: Blender's float32 as its shortest decimal)."""
-    current = getattr(group, attr.prop)
-    current = list(current) if attr.is_vector else [current]
-    exact = group.get(EXACT, {}).get(attr.prop)
-    seen = group.get(SEEN, {}).get(attr.prop)
-    out, edited = [], []
-    for i, cur in enumerate(current):
-        kept = exact is not None and seen is not None and i < len(seen) and _same(cur, seen[i])
-        out.append(exact[i] if kept else shortest_float32(cur))
-        edited.append(not kept)
-    return out, edited
+def float_doubles(group, attr: Attr) -> list[float] | None:
+    """The doubles a float attribute stands for (own or inherited), as a list."""
+    stored = _raw(group, attr.prop, attr)
+    if stored is None:
+        return None
+    return [float(stored)] if isinstance(stored, (float, int)) else [float(v) for v in stored]
 
 
 def read_float(group, attr: Attr):
-    out, _edited = _float_values(group, attr)
+    if group.get(EXACT) is not None:  # format 1, linked from a library (not migrated: read-only)
+        from .format1 import read_format1
+        return read_format1(group, attr)
+    out = float_doubles(group, attr)
+    if out is None:  # nothing stored nor inherited: the property's own default
+        current = getattr(group, attr.prop)
+        out = [float(v) for v in current] if attr.is_vector else [float(current)]
     if attr.type == "int64":
         out = [int(round(v)) for v in out]
     return tuple(out) if attr.is_vector else out[0]
@@ -125,55 +185,38 @@ def _unset_nan(attr: Attr) -> tuple:
     return found
 
 
-def check_kept(group, attr: Attr, values_, edited=()) -> None:
+def check_kept(group, attr: Attr, values_) -> None:
     """UnkeptNumber for the first of `values_` (an attribute's doubles) that an MJCF
-    file or a simulation would not keep; `edited`: which came from a Blender edit."""
+    file or a simulation would not keep: NaN where MuJoCo has no "unset" NaN, and
+    +-FLT_MAX exactly, what an edit beyond Blender's largest float stores
+    (`edited_doubles`; a file's infinity is kept as it is). A file that writes
+    exactly 3.4028234663852886e+38 is refused as well: the stored double cannot say
+    where it came from (format 1 could, from its read-back; no corpus model has one)."""
     unset = _unset_nan(attr)
     for i, v in enumerate(values_):
         if v != v:
             if not (i < len(unset) and unset[i]):
                 raise UnkeptNumber(group, attr, i, v)
-        elif i < len(edited) and edited[i] and not -FLT_MAX < v < FLT_MAX:
+        elif v == FLT_MAX or v == -FLT_MAX:
             raise UnkeptNumber(group, attr, i, v)
 
 
-def read_float_with(group, attr: Attr, exact_all, seen_all):
-    """`read_float` for the scan, given the group's `_exact` and `_seen` stores (read
-    once per group by a caller copying many attributes). The common case, a value
-    that still reads back what was stored, costs one property read, three slices and
-    a sum. Raises UnkeptNumber (`check_kept`) for NaN or an edit to +-3.4e38."""
-    current = getattr(group, attr.prop)
-    if exact_all is not None and seen_all is not None and attr.type != "int64":
-        exact, seen = exact_all.get(attr.prop), seen_all.get(attr.prop)
-        if exact is not None and seen is not None:
-            seen = seen[:]  # tuples, all three: the cheapest copies of these arrays
-            now = current[:] if attr.is_vector else (current,)
-            # tuple equality: same length; NaN (never equal to itself) compared apart
-            if (now == seen or _same_list(now, seen)) and len(exact) == len(seen):
-                out = exact[:]
-                total = sum(out)  # not finite: some value is NaN or infinite (or they overflow)
-                if total - total != 0.0:
-                    check_kept(group, attr, out)
-                return out if attr.is_vector else out[0]
-    out, edited = _float_values(group, attr)
-    total = sum(out)
-    if total - total != 0.0 or not -FLT_MAX < total < FLT_MAX:
-        check_kept(group, attr, out, edited)
-    if attr.type == "int64":
-        out = [int(round(v)) for v in out]
-    return tuple(out) if attr.is_vector else out[0]
-
-
-def _same_list(a, b) -> bool:
-    return len(a) == len(b) and all(map(_same, a, b))
-
-
-def is_edited(group, attr: Attr) -> bool:
-    """True once a float attribute no longer holds the exact value it was given."""
-    seen = group.get(SEEN, {}).get(attr.prop)
-    current = getattr(group, attr.prop)
-    current = list(current) if attr.is_vector else [current]
-    return seen is None or not all(_same(a, b) for a, b in zip(current, seen, strict=False))
+def scan_float(group, attr: Attr, stored):
+    """A float attribute's value for the scan from its raw `stored` doubles (a float
+    or an ID-property array), as a double or a list; UnkeptNumber (`check_kept`)
+    for NaN or an edit to +-3.4e38."""
+    if attr.is_vector:
+        out = stored.to_list() if hasattr(stored, "to_list") else [float(v) for v in stored]
+        total = sum(out)
+        if total - total != 0.0 or FLT_MAX in out or -FLT_MAX in out:
+            check_kept(group, attr, out)
+        if attr.type == "int64":
+            out = [int(round(v)) for v in out]
+        return out
+    out = float(stored)
+    if out - out != 0.0 or out == FLT_MAX or out == -FLT_MAX:
+        check_kept(group, attr, [out])
+    return int(round(out)) if attr.type == "int64" else out
 
 
 # ------------------------------------------------------------- references
@@ -256,7 +299,7 @@ def write_vector(group, attr: Attr, value) -> None:
 
 
 def read_vector(group, attr: Attr):
-    stored = group.get(vector_key(attr))
+    stored = _raw(group, vector_key(attr), attr)
     if attr.type == "bytes":
         return bytes(stored) if stored is not None else b""
     if stored is None:
@@ -274,7 +317,11 @@ def write_nested_vector(group, attr: Attr, rows) -> None:
 
 def read_nested_vector(group, attr: Attr):
     key = vector_key(attr)
-    flat, lengths = list(group.get(key, [])), list(group.get(key + LENGTHS_SUFFIX, []))
+    if group.get(key) is not None:
+        flat, lengths = list(group.get(key, [])), list(group.get(key + LENGTHS_SUFFIX, []))
+    else:
+        flat = list(_raw(group, key, attr) or [])
+        lengths = list(_raw(group, key + LENGTHS_SUFFIX, attr) or [])
     rows, start = [], 0
     for n in lengths:
         rows.append(flat[start:start + n])
@@ -330,32 +377,11 @@ def write_keyvalues(group, attr: Attr, mapping) -> None:
 
 
 def read_keyvalues(group, attr: Attr) -> dict:
-    stored = group.get(vector_key(attr))
+    stored = _raw(group, vector_key(attr), attr)
     return {str(k): str(v) for k, v in stored.items()} if stored is not None else {}
 
 
 # ------------------------------------------------------------ own / class
-
-
-def own(group) -> set[str]:
-    """Attribute names the element sets itself (the rest come from its class)."""
-    return set(group.get(OWN, {}).keys())
-
-
-def set_own(group, names) -> None:
-    group[OWN] = {str(n): 1 for n in names}
-
-
-def mark_own(group, name: str) -> None:
-    """The element now sets `name` itself (an edit). A group with no record yet
-    starts one with every attribute it already stores: a model saved before the
-    import recorded `own` for every kind stores all its values, and the scan, which
-    reads only a group's own attributes, must not lose them after an edit."""
-    own_ = group.get(OWN)
-    if own_ is None:
-        group[OWN] = {**dict.fromkeys(_stored_names(group), 1), name: 1}
-    else:
-        own_[name] = 1
 
 
 def kind_of(group) -> str:
@@ -363,24 +389,87 @@ def kind_of(group) -> str:
     return group.bl_rna.identifier.removeprefix(GROUP_PREFIX)
 
 
-def _stored_names(group) -> list[str]:
-    """Names of the attributes a group stores a value for (the rest read their defaults)."""
-    kind = KINDS.get(kind_of(group))
-    if kind is None:
-        return []
-    keys = set(group.keys())
-    return [attr.name for attr in kind.editable if attr.prop in keys or "_" + attr.prop in keys]
+_OWN_KEYS: dict[str, tuple[dict, frozenset, frozenset]] = {}
 
 
-def recorded_own(group) -> frozenset[str] | None:
-    """`own`, or None where the group records no own set (then it sets everything)."""
-    own_ = group.get(OWN)
-    return frozenset(own_.keys()) if own_ is not None else None
+def _own_keys(kind: str) -> tuple[dict, frozenset, frozenset]:
+    """({raw key: attribute name}, the keys of references, the keys of collections) of a kind."""
+    found = _OWN_KEYS.get(kind)
+    if found is None:
+        names, refs, lists = {}, set(), set()
+        entry = KINDS.get(kind)
+        for attr in (entry.editable if entry is not None else ()):
+            t = attr.type
+            if t in VECTOR_TYPES or t in NESTED_VECTOR_TYPES or t == "keyvalues":
+                names[vector_key(attr)] = attr.name
+            else:
+                names[attr.prop] = attr.name
+                if t == "ref" and attr.ref != "default":
+                    refs.add(attr.prop)
+                elif t in ("refvec", "stringvec"):
+                    lists.add(attr.prop)
+        found = _OWN_KEYS[kind] = (names, frozenset(refs), frozenset(lists))
+    return found
 
 
-def has_own(group) -> bool:
-    """True when the group records which attributes it sets (imports and edits do)."""
-    return group.get(OWN) is not None
+def own(group, kind: str | None = None) -> set[str]:
+    """Attribute names the group sets itself (the rest come from its class, or are
+    MuJoCo's defaults): those it stores, less references shown from its class
+    (`_class_refs`) and empty lists; plus references whose target is gone (`_ref`)."""
+    recorded = group.get(OWN)
+    if recorded is not None:  # a format-1 group that could not be migrated (linked from a library)
+        return set(recorded.keys())
+    names, refs, lists = _own_keys(kind or kind_of(group))
+    keys = group.keys()
+    out = {names[k] for k in keys if k in names}
+    if refs or lists:
+        shown = group.get(CLASS_REFS)
+        for prop in refs:
+            if prop in names and names[prop] in out and shown is not None and prop in shown:
+                out.discard(names[prop])
+        authored = group.get(REF)
+        if authored is not None:
+            for prop in authored.keys():  # (not to_dict(): ~8 us a group)
+                if prop in names and authored[prop]:
+                    out.add(names[prop])
+        for prop in lists:  # (a list of empty slots, MuJoCo's default, is not set)
+            if names[prop] in out and not any(map(_filled, group[prop])):
+                out.discard(names[prop])
+    return out
+
+
+def _filled(item) -> bool:
+    """A list item (a reference's target / authored name, a string) that says something."""
+    return bool(item.get("target") or item.get("authored") or item.get("value"))
+
+
+def recorded_own(group, kind: str | None = None) -> frozenset[str]:
+    """`own`, as a frozenset (kept for callers that cache it)."""
+    return frozenset(own(group, kind))
+
+
+def drop(group, attr: Attr) -> None:
+    """The group no longer sets `attr` itself: it reads its class's (or MuJoCo's) value."""
+    for key in (attr.prop, vector_key(attr), vector_key(attr) + LENGTHS_SUFFIX):
+        if key in group:
+            del group[key]
+    for store in (REF, CLASS_REFS):
+        stored = group.get(store)
+        if stored is not None and attr.prop in stored:
+            del stored[attr.prop]
+
+
+def own_ref(group, prop: str) -> None:
+    """A reference set on the group itself: no longer the one its class shows."""
+    shown = group.get(CLASS_REFS)
+    if shown is not None and prop in shown:
+        del shown[prop]
+
+
+def show_class_ref(group, prop: str, target) -> None:
+    """Copy a reference the element's class sets (the element does not set it)."""
+    group[prop] = target
+    _store(group, CLASS_REFS)[prop] = 1
 
 
 # ------------------------------------------------------------ bulk writes
@@ -392,17 +481,7 @@ def has_own(group) -> bool:
 # bpy setter and its update callback (~10 us each). tests/test_spec_io.py checks both
 # ways store the same.
 
-FLT_MAX = float(np.finfo(np.float32).max)
-_MERGED = (EXACT, SEEN, REF)  # stores keyed by property: a partial write merges into them
-
-
-def float32_readback(doubles: list[float]) -> list[float]:
-    """What a bpy float property reads back after being set to `doubles`: clamped to
-    +-FLT_MAX, as Blender clamps, and rounded to float32 (NaN stays NaN)."""
-    seen = array("f", doubles).tolist()
-    if math.inf in seen or -math.inf in seen:  # infinite or beyond float32: Blender clamps
-        seen = array("f", [min(max(v, -FLT_MAX), FLT_MAX) for v in doubles]).tolist()
-    return seen
+_MERGED = (REF, CLASS_REFS)  # stores keyed by property: a partial write merges into them
 
 
 _ENUM_INDEX: dict[str, dict[int, int]] = {}
@@ -424,13 +503,10 @@ def raw_entries(out: dict, attr: Attr, value, target=None) -> bool:
     t, prop = attr.type, attr.prop
     if t in NUMERIC:
         if isinstance(value, float):
-            doubles = [value]
+            out[prop] = [value] if attr.is_vector else value
         else:
             doubles = [float(v) for v in (value if isinstance(value, (tuple, list)) else np.ravel(value))]
-        seen = float32_readback(doubles)
-        out[prop] = seen if attr.is_vector else seen[0]
-        out.setdefault(EXACT, {})[prop] = doubles
-        out.setdefault(SEEN, {})[prop] = seen
+            out[prop] = doubles if attr.is_vector else doubles[0]
     elif t == "int":
         out[prop] = [int(v) for v in value] if attr.is_vector else int(value)
     elif t == "bool":

@@ -30,7 +30,7 @@ import mujoco
 import numpy as np
 from mathutils import Matrix, Vector
 
-from ..components import changes, spec_io, values
+from ..components import changes, inherit, spec_io, storage_format, values
 from ..components.kinds import ELEMENT_KINDS
 from ..components.schema import DEFAULT_KINDS, MODEL_SETTINGS
 from ..components.stored_keys import (ANGLE_UNIT, DEGREE, LOOK, ORDER, RESOLVED_PATH, SEEN_POSE, SIGNATURE,
@@ -375,18 +375,21 @@ class Builder:
         self.to_hide.append(obj)
 
     def _settings(self):
+        """Only the settings the file changes from a new spec's (storage format 2: the
+        rest read MuJoCo's defaults, components/inherit.py)."""
         model_props = self.root.mujoco.model
-        for kind in MODEL_SETTINGS:
-            group = getattr(model_props, kind)
-            copied = spec_io.settings_to_props(self.spec, group, kind)
-            values.set_own(group, spec_io.settings_differing(copied, kind))  # see scan
-        spec_io.settings_to_props(self.spec, model_props, "model")
+        storage_format.stamp(self.root)  # (written in today's format: never migrated)
+        for kind in (*MODEL_SETTINGS, "model"):
+            own = spec_io.settings_differing(spec_io.settings_values(self.spec, kind), kind)
+            if own:  # (no group is made for a kind the file leaves alone)
+                group = model_props if kind == "model" else getattr(model_props, kind)
+                spec_io.settings_to_props(self.spec, group, kind, only=set(own))
 
     def _defaults(self):
-        """The classes, each kind of each class first copied wholesale from its parent
-        (a raw ID-property copy), then only what the class changes written on top."""
+        """The classes, each storing only what it changes from its parent (storage format
+        2: the rest is read through the class chain, components/inherit.py)."""
         classes = self.root.mujoco.model.defaults
-        # what "main" changes is relative to MuJoCo's own defaults: (properties, values) of each kind
+        # what "main" changes is relative to MuJoCo's own defaults: the values of each kind
         builtins = {kind: builtin_template(kind, classes) for kind in DEFAULT_KINDS}
         for name, parent in defaults.class_tree(self.spec, self.source,
                                                 lambda: mujoco_load.parse(self.loaded)):
@@ -399,19 +402,19 @@ class Builder:
             item = classes[index]  # a collection item moves when the collection grows: index it
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
-                element, group = getattr(default, kind), getattr(item, kind)
+                element = getattr(default, kind)
                 base = self.class_values[(parent, kind)] if parent_index is not None \
                     else builtins[kind][1]
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
-                if parent_index is None:
-                    item[kind].update(builtins[kind][0])
-                else:  # the parent's group, copied in C, less what is the parent's alone:
-                    item[kind].update(classes[parent_index][kind])  # its pose (dropped) and
-                    item[kind].pop(spec_io.POSE, None)  # its own (replaced just below)
-                values.set_own(group, own)
-                if own:  # most classes leave most kinds alone
+                shown = [attr for attr in _class_refs(kind) if attr.name not in own and mine[attr.name]]
+                if own or shown:  # most classes leave most kinds alone (and get no group of them)
+                    group = getattr(item, kind)
                     spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+                    for attr in shown:  # a reference it inherits: shown as its parent's
+                        target = spec_io.target_of(attr, mine[attr.name], self._find, element, kind)
+                        if target is not None:
+                            values.show_class_ref(group, attr.prop, target)
             self.class_index[name] = index
 
     def _assets(self):
@@ -797,35 +800,39 @@ class Builder:
         return self.ids.get((kind, name))
 
     def _copy_attributes(self):
-        """Every attribute of every element, references resolved to the new objects.
-
-        An element with a class starts as a copy of its class (one raw ID-property
-        copy) and gets only the attributes it sets itself written on top: the same
-        values, a fraction of the work, and `own` says which ones are its own."""
-        classes = self.root.mujoco.model.defaults
+        """Every element's attributes, references resolved to the new objects: only
+        those it sets itself (storage format 2), i.e. those that differ from what its
+        class gives it (a classed element) or from MuJoCo's defaults (the others). A
+        reference its class sets is copied too, marked as the class's
+        (values.show_class_ref): bpy pointers cannot be computed on reading."""
         for n, (element, block, kind, index) in enumerate(self.copies):
             if n % STEP_ELEMENTS == 0:  # (a step boundary: ImportSteps)
                 yield 0.75 + 0.23 * n / len(self.copies)
-            if kind == "wrap":
+            if kind == "wrap":  # (a tendon's path: every value of its few)
                 group = block.mujoco.tendon.path[index]
                 spec_io.element_to_props(element, group, kind, find=self._find)
                 continue
             cls = spec_io.class_of(element)
-            if cls is None or (cls.name, kind) not in self.class_values:
-                group = getattr(block.mujoco, kind)
-                copied = spec_io.element_to_props(element, group, kind, find=self._find)
-                if kind not in DEFAULT_KINDS:  # no class: its own is what differs from
-                    # MuJoCo's defaults (the scan gives a new element only those)
-                    values.set_own(group, spec_io.differing(copied, spec_io.new_element_values(kind),
-                                                            kind))
-                continue
-            own = spec_io.differing(element, self.class_values[(cls.name, kind)], kind)
-            group = getattr(block.mujoco, kind)  # makes the raw group the copy goes into
-            # the class's own and pose are replaced below (every element of a kind has a pose
-            # when its class has one)
-            block.mujoco[kind].update(classes[self.class_index[cls.name]][kind])
+            classed = cls is not None and (cls.name, kind) in self.class_values
+            if classed:
+                base = self.class_values[(cls.name, kind)]
+            elif kind in DEFAULT_KINDS:
+                base = builtin_template(kind, None)[1]
+            else:
+                base = spec_io.new_element_values(kind)
+            mine = spec_io.values_of(element, kind)
+            own = spec_io.differing(mine, base, kind)
+            refs = _class_refs(kind) if classed else ()
+            shown = [attr for attr in refs if attr.name not in own and base[attr.name]]
+            if not own and not shown and kind not in _POSED:
+                continue  # (no group made: it reads its class's and MuJoCo's values)
+            group = getattr(block.mujoco, kind)
             spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
-            values.set_own(group, own)
+            for attr in shown:
+                target = spec_io.target_of(attr, base[attr.name], self._find, element, kind)
+                if target is not None:
+                    values.show_class_ref(group, attr.prop, target)
+        inherit.forget()  # (a new root: nothing resolved for it may linger)
 
     def _label(self):
         return os.path.basename(self.filepath)
@@ -905,26 +912,22 @@ def set_material(obj, material) -> None:
 _BUILTIN: dict[str, tuple[dict, dict]] = {}
 
 
-def builtin_template(kind: str, classes) -> tuple[dict, dict]:
-    """(properties, `values_of`) of a `kind` with MuJoCo's built-in defaults, made once
-    in a scratch item of a default-class collection (the only holder of every kind)."""
+def builtin_template(kind: str, classes=None) -> tuple[dict, dict]:
+    """(raw ID properties, `values_of`) of a `kind` with MuJoCo's built-in defaults
+    (what the main class starts from); made once. (`classes`: unused, kept for callers.)"""
     if kind not in _BUILTIN:
-        spec = mujoco.MjSpec()
-        element = getattr(spec.default, kind)
-        index = len(classes)
-        classes.add()
-        try:
-            group = getattr(classes[index], kind)
-            spec_io.element_to_props(element, group, kind)
-            _BUILTIN[kind] = _template(classes[index][kind]), spec_io.values_of(element, kind)
-        finally:
-            classes.remove(index)
+        element = getattr(mujoco.MjSpec().default, kind)
+        _BUILTIN[kind] = inherit.defaults(kind), spec_io.values_of(element, kind)
     return _BUILTIN[kind]
 
 
-def _template(group) -> dict:
-    """A class's properties of one kind, ready to copy onto its elements."""
-    raw = group.to_dict() if hasattr(group, "to_dict") else dict(group)
-    for key in (values.OWN, spec_io.POSE):
-        raw.pop(key, None)
-    return raw
+@functools.cache
+def _class_refs(kind: str) -> tuple:
+    """The reference attributes of `kind` a class can set (each a bpy pointer)."""
+    return tuple(attr for attr in spec_io.KINDS[kind].editable
+                 if attr.type == "ref" and attr.ref != "default")
+
+
+# kinds whose elements keep an exact pose (`_pose`, written by element_to_props) even when
+# they set no attribute themselves
+_POSED = frozenset(kind for kind in spec_io.KINDS if spec_io.KINDS[kind].spatial)

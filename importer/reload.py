@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import bpy
 import mujoco
 
-from ..components import changes
+from ..components import changes, inherit
 from ..components.kinds import ELEMENT_KINDS
 from ..components.stored_keys import LOOK, ORDER, RESOLVED_PATH, SIGNATURE, SOURCE
 from ..geometry import mujoco_meshes
@@ -341,6 +341,7 @@ class Reconcile:
                 taken.add(name)
         self._orphans(old_data + ([old_world] if old_world is not None else []), staged_data)
         self.result.kept, self.result.added, self.result.removed = len(pairs), len(added), len(removed)
+        inherit.forget()  # (the classes were copied: members read them anew)
         return self.result
 
     def _keep_same_data(self, root, staged_root):

@@ -180,9 +180,10 @@ def visual_values(root) -> list[tuple] | None:
     model = root.mujoco.model
     out = []
     for kind in VISUAL_SETTINGS:
-        group = getattr(model, kind)
-        only = values.recorded_own(group)
-        if only is None or only:
+        raw = model.get(kind)
+        only = values.recorded_own(raw, kind) if raw is not None else None
+        if only:
+            group = getattr(model, kind)
             try:
                 spec_io.props_to_settings(group, spec, kind, only=only,
                                           unless=spec_io.new_spec_settings(kind))
@@ -273,9 +274,10 @@ class Scanner:
 
     def _settings(self):
         for kind in MODEL_SETTINGS:
-            group = getattr(self.model, kind)
-            only = values.recorded_own(group)
-            if only is None or only:  # (most files leave most settings alone)
+            raw = self.model.get(kind)  # (no group: the file left the kind alone)
+            only = values.recorded_own(raw, kind) if raw is not None else None
+            if only:  # (most files leave most settings alone)
+                group = getattr(self.model, kind)
                 try:
                     spec_io.props_to_settings(group, self.spec, kind, only=only,
                                               unless=spec_io.new_spec_settings(kind))
@@ -304,14 +306,17 @@ class Scanner:
                 self._class_parents[item.name] = item.parent or "main"
             for kind in DEFAULT_KINDS:
                 raw = item.get(kind)  # a look at the raw group first: most kinds are left alone
-                if raw is not None and spec_io.POSE not in raw and not raw.get(values.OWN, True):
-                    continue  # the class sets nothing of this kind itself (an empty own)
+                if raw is None:
+                    continue  # the class sets nothing of this kind itself
+                own = values.recorded_own(raw, kind)
+                if not own and spec_io.POSE not in raw:
+                    continue
                 group = getattr(item, kind)
                 element = getattr(default, kind)
                 # a class may name an element that does not exist (MuJoCo only resolves what
                 # elements inherit, e.g. after an `attach` prefixed the names): keep the name
                 try:
-                    spec_io.props_to_element(group, element, kind, only=values.recorded_own(group))
+                    spec_io.props_to_element(group, element, kind, only=own)
                 except values.UnkeptNumber as error:
                     raise ScanError(f"default class {item.name!r}: {kind} {error}", [self.root]) \
                         from None
@@ -424,7 +429,8 @@ class Scanner:
         added (not one refreshed in place)."""
         # An element made from its class has the class's values already, and one of a
         # kind no class sets starts at MuJoCo's defaults: only what it sets itself
-        # (imported or edited since: `values.own`) is written, as MJCF would have it.
+        # (imported or edited since: the attributes its group stores, `values.own`) is
+        # written, as MJCF would have it.
         owns = id(element) in self.classed or kind not in DEFAULT_KIND_SET
         only = values.recorded_own(group) if owns else None
         if only is not None:

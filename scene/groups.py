@@ -12,7 +12,6 @@ their overlay (Joints, Body Frames) is on as well (`visible`).
 
 from __future__ import annotations
 
-from ..components import values
 from ..components.overlay_settings import DEFAULT_SHOWN, NGROUP
 
 
@@ -65,14 +64,10 @@ def element_group(obj, classes) -> int:
     of the element's model root (`root_classes`)."""
     holder = obj.mujoco
     kind = holder.kind.lower()
-    group = getattr(holder, kind)
-    if holder.classname:
-        own = values.recorded_own(group)
-        if own is not None and "group" not in own:
-            item = classes.get(holder.classname)
-            if item is not None:
-                return int(getattr(item, kind).group)
-    return int(group.group)
+    stored = holder.get(kind)  # (raw: no group made for an element that sets nothing)
+    if stored is not None and "group" in stored:
+        return int(stored["group"])
+    return int(getattr(holder, kind).group)  # its class chain's (components/inherit.py)
 
 
 def root_classes(root) -> dict:

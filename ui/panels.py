@@ -101,9 +101,9 @@ def _own_if_classed(group, kind):
     """The attributes an element of a class sets itself, or None (not a classed element)."""
     holder = getattr(group.id_data, "mujoco", None)
     if kind not in DEFAULT_KINDS or holder is None or getattr(holder, "kind", "").lower() != kind \
-            or not holder.classname or not values.has_own(group):
+            or not holder.classname:
         return None
-    return values.own(group)
+    return values.own(group, kind)
 
 
 def _draw_sourced(layout, group, attr, model, own) -> None:

@@ -324,8 +324,7 @@ def test_a_nan_in_a_keyframe_is_refused(model, tmp_path):
     from mjblend.components.schema import KINDS
 
     key = model[("key", "home")]
-    values.set_vector_text(key.mujoco.key, KINDS["key"].attr("qpos"), "0.5 nan 0 1 1 0 0 0")
-    values.mark_own(key.mujoco.key, "qpos")
+    values.set_vector_text(key.mujoco.key, KINDS["key"].attr("qpos"), "0.5 nan 0 1 1 0 0 0")  # (now its own)
     refused_by_scan(r"home: key qpos holds a value that is not a number", tmp_path, key)
 
 

@@ -147,7 +147,7 @@ def test_one_root_is_migrated_with_its_assets(clean_scene):
     stray.mujoco.kind = "SITE"
     with_keys = stray.mujoco.site
     with_keys.size = (0.5, 0.5, 0.5)  # an element outside any model, made by hand
-    values.set_own(with_keys, ["size"])
+    with_keys[OWN] = {"size": 1}  # (what format 1 recorded: a format-1 group)
     n = format1.migrate_root(root)
     assert n == len(groups(bpy)) - 2  # all but the stray site and the model group (no float)
     assert not format1.is_format1(bpy.data.materials["red"].mujoco.material)
@@ -172,3 +172,34 @@ def test_older_fixtures_migrate_to_the_same_reads(clean_scene, name):
         for attr in attrs(kind):
             if attr.type in NUMERIC and attr.prop in group:
                 assert doubles(group[attr.prop]) == doubles(before[label][1][attr.name]), (label, attr.name)
+
+
+def test_linked_format1_data_reads_as_format1_read_it(clean_scene):
+    """A model linked from a format-1 .blend cannot be migrated (read-only): its floats
+    still read as format 1 read them (exact doubles), and what it sets is its `_own`."""
+    from mjblend.components import spec_io
+
+    append_fixture(link=True)
+    linked = bpy.data.objects["upper"]
+    assert linked.library is not None and format1.is_format1(linked.mujoco.geom)
+    recorded_reads = recorded()["Object:upper"]
+    group = linked.mujoco.geom
+    for attr in attrs("geom"):
+        if attr.type in NUMERIC:
+            assert plain(spec_io.read_value(group, attr)) == recorded_reads[attr.name]["read"], attr.name
+    assert values.own(group) == set(group["_own"].keys())
+
+
+def test_an_edit_at_the_largest_float_stays_refused_after_migration(clean_scene):
+    """Format 1 read an edit beyond Blender's largest float as 3.4028235e+38 and refused
+    it (UnkeptNumber); migrated, it is what format 2's set stores for one: FLT_MAX."""
+    stray = bpy.data.objects.new("stray", None)
+    stray.mujoco.kind = "GEOM"
+    group = stray.mujoco.geom
+    group["margin"] = values.FLT_MAX  # what the float32 property held (no exact double: an edit)
+    group["gap"] = 0.5
+    group[OWN] = {"margin": 1, "gap": 1}
+    assert format1.migrate_data(bpy.data) == 1
+    assert group["margin"] == values.FLT_MAX and group["gap"] == 0.5 and OWN not in group
+    with pytest.raises(values.UnkeptNumber):
+        values.check_kept(group, KINDS["geom"].attr("margin"), [group["margin"]])

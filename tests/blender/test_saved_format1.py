@@ -57,6 +57,9 @@ def format1_keys() -> list[str]:
             value = group[key]
             if key in FORMAT1_KEYS:
                 found.append(f"{where}/{key}")
+            if isinstance(value, bpy.types.ID):
+                continue  # (walked as a datablock of its own; in Blender 5 its `value.keys()` are
+                # its user properties, where a file saved by 4.x keeps a stale copy of `mujoco`)
             if hasattr(value, "keys"):
                 walk(f"{where}/{key}", value)
             elif isinstance(value, list) or type(value).__name__ == "IDPropertyArray":

@@ -166,9 +166,9 @@ def test_settings_the_file_sets_and_later_edits_reach_the_spec(clean_scene, tmp_
     assert model.vis.global_.fovy == 50
 
 
-def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_scene, tmp_path):
-    """A model saved before the import recorded `own` for bodies and settings stores
-    every value and no record: an edit then must not make the scan drop the rest."""
+def test_an_edit_keeps_the_values_the_group_sets(clean_scene, tmp_path):
+    """Storage format 2: a group stores what it sets (presence is ownership); an edit of
+    one attribute adds it and the scan keeps every other value the group sets."""
     path = tmp_path / "old.xml"
     path.write_text('<mujoco><option timestep="0.0025"/><worldbody>'
                     '<body name="b" gravcomp="0.5"><inertial pos="0 0 0" mass="2" diaginertia="1 1 1"/>'
@@ -176,11 +176,10 @@ def test_an_edit_keeps_the_values_of_a_group_saved_without_an_own_record(clean_s
     result = build.import_file(str(path), bpy.context.scene)
     body = result.by_id[("body", 1)].mujoco.body
     option = result.root.mujoco.model.option
-    for group in (body, option):
-        del group[values.OWN]  # as an older MJBlend left it
+    assert "tolerance" not in option.keys() and option.tolerance == pytest.approx(1e-8)  # MuJoCo's
     body.gravcomp = 0.25  # edits
     option.tolerance = 1e-6
-    assert {"mass", "gravcomp"} <= values.own(body) and {"timestep", "tolerance"} <= values.own(option)
+    assert {"mass", "gravcomp"} <= values.own(body) and values.own(option) == {"timestep", "tolerance"}
     model = scene_scan.scan_model(result.root).compile()
     assert model.body_mass[1] == 2 and model.body_gravcomp[1] == 0.25
     assert model.opt.timestep == 0.0025 and model.opt.tolerance == 1e-6

@@ -23,8 +23,25 @@ def test_every_kind_reads_back_what_a_script_set_as_before():
     assert sorted(set(recorded) ^ set(found)) == []  # the same attributes set and read
     differing = [f"{key}[{i}]: {answer} != {recorded[key][i]}"
                  for key, answers in found.items() for i, answer in enumerate(answers)
-                 if answer != recorded[key][i]]
+                 if answer != recorded[key][i] and not _format1_asset_gap(key, answer, recorded[key][i])]
     assert differing == []
     # (it exercises what it says: float32 vs double, a vector's one component, inheritance)
     assert recorded["imported/geom/friction"][1]["read"] == [0.12345679, 0.12345679, 2.5]
     assert recorded["inherits/geom/margin"][0]["spec"] == 0.1
+
+
+# Format 1 copied a class edit into the class's member objects only (authoring.members):
+# assets of the class (meshes, textures, materials) kept showing the old value through
+# RNA and read_value while the export wrote the class's. Storage format 2 reads the
+# class itself, so those assets now show what the export writes; and the oracle's value
+# set on the imported asset (chosen to differ from what it showed) follows from that.
+_ASSETS = ("mesh", "texture", "material")
+
+
+def _format1_asset_gap(key: str, answer: dict, recorded: dict) -> bool:
+    target, kind = key.split("/")[:2]
+    if kind not in _ASSETS or target not in ("inherits", "imported"):
+        return False
+    if target == "inherits":  # the same export (now shown as the class sets it: format 1 did not)
+        return answer["spec"] == recorded["spec"]
+    return answer.get("set") == answer.get("rna") and answer["read"] == answer["spec"]

@@ -272,11 +272,9 @@ def test_bulk_writes_store_what_the_property_setters_store(kind, clean_scene):
         return targets[REF_ID_TYPES.get(target_kind, "Object")] if name == "the_target" else None
     one_by_one, _ = new_holder(kind, "one by one")
     spec_io.element_to_props(original, one_by_one, kind, find=find)
-    values.set_own(one_by_one, [])  # the setters' update callbacks mark every attribute
     at_once, _ = new_holder(kind, "at once")
     with changes.quiet():
         spec_io.element_to_props(original, at_once, kind, find=find)
-        values.set_own(at_once, [])
     assert _stored(at_once) == _stored(one_by_one)
     for attr in KINDS[kind].editable:
         a, b = spec_io.read_value(at_once, attr), spec_io.read_value(one_by_one, attr)
@@ -299,10 +297,8 @@ def test_bulk_settings_store_what_the_property_setters_store(clean_scene):
     at_once, _ = new_holder("model", "at once")
     for kind in MODEL_SETTINGS:
         spec_io.settings_to_props(original, getattr(one_by_one, kind), kind)
-        values.set_own(getattr(one_by_one, kind), [])
         with changes.quiet():
             spec_io.settings_to_props(original, getattr(at_once, kind), kind)
-            values.set_own(getattr(at_once, kind), [])
         assert _stored(getattr(at_once, kind)) == _stored(getattr(one_by_one, kind)), kind
 
 
@@ -364,9 +360,10 @@ def test_untouched_double_stays_exact_but_edit_wins(clean_scene):
     spec_io.element_to_props(geom, group, "geom")
     attr = KINDS["geom"].attr("friction")
     assert spec_io.read_value(group, attr)[0] == 0.123456789012345
-    assert not values.is_edited(group, attr)
-    group.friction[0] = 0.5
-    assert values.is_edited(group, attr)
+    assert group["friction"].to_list() == [0.123456789012345, 0.005, 0.0001]  # one key: the doubles
+    group.friction[0] = 0.5  # (bpy calls the property's set with the whole vector)
+    assert spec_io.read_value(group, attr) == (0.5, 0.005, 0.0001)
+    group.friction = tuple(group.friction)  # the same float32s typed again: still exact
     assert spec_io.read_value(group, attr) == (0.5, 0.005, 0.0001)
 
 
@@ -412,13 +409,18 @@ def test_references_follow_renames_and_report_deleted_targets(clean_scene):
 
 
 def test_which_attributes_the_element_sets_itself_is_kept(clean_scene, tmp_path):
+    """Storage format 2: what a group stores is what it sets itself."""
     group, handle = new_holder("geom", "geom")
     assert values.own(group) == set()
     group.friction = (0.5, 0.01, 0.001)  # an edit: the element now sets it itself
     assert values.own(group) == {"friction"}
-    values.set_own(group, {"friction", "rgba"})
+    group.rgba = group.rgba  # the value it reads, set: its own now as well
+    assert values.own(group) == {"friction", "rgba"}
     save_and_reload(tmp_path)
-    assert values.own(find_holder("geom", handle)) == {"friction", "rgba"}
+    group = find_holder("geom", handle)
+    assert values.own(group) == {"friction", "rgba"}
+    values.drop(group, KINDS["geom"].attr("rgba"))
+    assert values.own(group) == {"friction"} and "rgba" not in group.keys()
 
 
 def test_arrays_edit_as_mjcf_text(clean_scene):
