@@ -723,7 +723,7 @@ class _Probe:
     """One probe: a request to the helper, and the messages its probe process sends."""
 
     def __init__(self, source: Source, limits: Limits):
-        self.stage, self.result, self.signal = "reading", None, None
+        self.stage, self.result, self.signal, self.helper_died = "reading", None, None, False
         self.buffer = b""
         self._pid = None
         for attempt in range(2):
@@ -784,15 +784,12 @@ class _Probe:
         the import's path); without one it died: how, the helper says."""
         os.close(self.read)
         self.read = None
+        self.helper_died = self.result is None
         if self.result is None and self._pid is not None:
             status = self.helper.exit_status(self._pid)
+            self.helper_died = status is None  # no word from it: it went first, taking its probe
             self.signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
         return True
-
-    @property
-    def started(self) -> bool:
-        """Whether a probe process took the request (else its helper died first)."""
-        return self._pid is not None
 
     def kill(self):
         if self.read is None:
@@ -863,8 +860,8 @@ class Load:
             return
         self.probe = None
         result = probe.result
-        if result is None and not probe.started and not self.retried:
-            self.retried = True  # its helper died before a probe process took the request
+        if result is None and probe.helper_died and not self.retried:
+            self.retried = True  # the helper died (killed by hand?) before the probe could answer
             self.probe = _Probe(self.source, self.limits)
             return
         if result is None:  # it died without a word: the kernel's OOM killer, or a crash
