@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import codecs
 import dataclasses
+import io
 import os
 import pickle
 import re
@@ -40,6 +41,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -325,8 +327,10 @@ def probe_in_this_process(source: Source, report) -> dict:
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda _text: None)  # the real load reports them
     try:
-        _spec, model, _data, added = load(source, stage=report)
-        return {"ok": True, "memory": int(model.narena) if added else None, "added": int(added)}
+        started = time.monotonic()
+        spec, model, _data, added = load(source, stage=report)
+        return {"ok": True, "memory": int(model.narena) if added else None, "added": int(added),
+                "asset_files": _reads_asset_files(spec), "seconds": time.monotonic() - started}
     except OutOfMemory:
         return {"ok": False, "memory_exceeded": True}
     except LoadError as error:
@@ -337,9 +341,19 @@ def probe_in_this_process(source: Source, report) -> dict:
         mujoco.set_mju_user_warning(previous)
 
 
-def _child_main(source: Source, write_fd: int, memory_limit: int, taken=lambda: None) -> bool:
+def _reads_asset_files(spec) -> bool:
+    """Whether MuJoCo read mesh, texture, height field or skin files for `spec` (what its
+    asset cache keeps within a process)."""
+    return (any(mesh.file for mesh in spec.meshes) or any(hfield.file for hfield in spec.hfields)
+            or any(texture.file or any(texture.cubefiles) for texture in spec.textures)
+            or any(skin.file for skin in spec.skins))
+
+
+def _child_main(source: Source, write_fd: int, memory_limit: int, taken=lambda: None,
+                warm=lambda _source, _limit: None) -> bool:
     """The probe: say which process it is, limit memory, load, write (stage / result)
-    messages; True if MuJoCo loaded the file. `taken()` once Blender knows the pid."""
+    messages; True if MuJoCo loaded the file. `taken()` once Blender knows the pid;
+    `warm(source, memory_limit)` after a load that read asset files."""
     out = os.fdopen(write_fd, "wb", buffering=0)
 
     def send(message):
@@ -368,6 +382,8 @@ def _child_main(source: Source, write_fd: int, memory_limit: int, taken=lambda: 
         return False
     finally:
         out.close()
+    if result.get("ok") and result.get("asset_files"):
+        warm(source, memory_limit)
     return bool(result.get("ok"))
 
 
@@ -422,29 +438,27 @@ USE_FORK = hasattr(os, "fork") and sys.platform.startswith("linux")  # fork is u
 # ended abnormally (killed, crashed): Blender reads it to tell the OOM killer from a crash
 # and to know a killed probe is gone.
 
-_HEADER = 8
+_HEADER = 8  # a request's message: the memory limit; an exit report's length
 _BLENDER_GONE = 3  # exit code of an idle child whose socket closed: the helper ends too
 _NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 
 
-def _recv_exactly(sock, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
-
-
 def _receive_request(sock):
-    """(Source, memory limit, result fd) of the next request; EOFError when Blender closed."""
-    header, fds, _flags, _address = socket.recv_fds(sock, _HEADER, 1)
+    """(Source, memory limit, result fd) of the next request; EOFError when Blender closed.
+    A request is one small fixed-size message (whole, or not at all: a reader that dies
+    cannot leave half of one for the next) with two files: the result pipe and an unlinked
+    file holding the pickled Source."""
+    header, fds, _flags, _address = socket.recv_fds(sock, _HEADER, 2)
     if not header:
         raise EOFError
-    header += _recv_exactly(sock, _HEADER - len(header))
-    fields, memory_limit = pickle.loads(_recv_exactly(sock, int.from_bytes(header, "little")))
-    return Source(**fields), memory_limit, fds[0]
+    if len(header) != _HEADER or len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        raise OSError("a malformed request")
+    result_fd, body_fd = fds
+    with os.fdopen(body_fd, "rb") as body:
+        fields = pickle.load(body)
+    return Source(**fields), int.from_bytes(header, "little"), result_fd
 
 
 def _die_with_parent() -> None:
@@ -475,8 +489,15 @@ def _helper_main(fd: int, forking: bool) -> None:
     gc.freeze()  # Blender's objects copied by the fork are never collected here (their fds are closed)
     taken_read, taken_write = os.pipe()
     wake_read, wake_write = os.pipe()
-    for end in (wake_read, wake_write):
+    warm_read, warm_write = os.pipe()  # paths to load here first (see _warm)
+    for end in (wake_read, wake_write, warm_read):
         os.set_blocking(end, False)
+    warmed: dict[str, float] = {}
+
+    def ask_to_warm(source: Source, memory_limit: int, seconds: float) -> None:
+        message = pickle.dumps((source.path, memory_limit))
+        if source.text is None and seconds < _WARM_SECONDS and len(message) < 4000:
+            os.write(warm_write, message)  # (under PIPE_BUF: written at once)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the select below
 
@@ -488,7 +509,7 @@ def _helper_main(fd: int, forking: bool) -> None:
         try:  # the idle child: waits for one request, runs it, ends
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            for end in (taken_read, wake_read, wake_write):
+            for end in (taken_read, wake_read, wake_write, warm_read):
                 os.close(end)
             _die_with_parent()
             if os.getppid() == 1:
@@ -497,7 +518,10 @@ def _helper_main(fd: int, forking: bool) -> None:
                 source, memory_limit, result_fd = _receive_request(sock)
             except (EOFError, OSError):
                 os._exit(_BLENDER_GONE)
-            _child_main(source, result_fd, memory_limit, taken=lambda: os.write(taken_write, b"x"))
+            began = time.monotonic()
+            taken = os.getpid().to_bytes(4, "little")
+            _child_main(source, result_fd, memory_limit, taken=lambda: os.write(taken_write, taken),
+                        warm=lambda source, limit: ask_to_warm(source, limit, time.monotonic() - began))
         except BaseException:
             code = 1
         finally:
@@ -517,8 +541,10 @@ def _helper_main(fd: int, forking: bool) -> None:
         except BlockingIOError:
             pass
         if taken_read in ready:
-            for _ in os.read(taken_read, 512):
-                if idle is not None:
+            data = os.read(taken_read, 512)
+            for start in range(0, len(data) - 3, 4):
+                pid = int.from_bytes(data[start:start + 4], "little")
+                if pid == idle:  # (a report of one already reaped is old news)
                     busy.add(idle)
                     idle = None
         while True:
@@ -546,7 +572,48 @@ def _helper_main(fd: int, forking: bool) -> None:
                 except OSError:
                     pass  # Blender's side is full or gone: it does not wait for this one
         if idle is None and (not busy or sock in select.select([sock], [], [], 0)[0]):
+            _warm(warm_read, warmed)  # before the fork: the next child inherits MuJoCo's cache
             idle = fork_idle()
+
+
+_WARM_SECONDS = 10.0  # a probe longer than this is not run again in the helper
+
+
+def _warm(warm_read: int, warmed: dict) -> None:
+    """Load in the helper the files whose probe read asset files (meshes, textures, ...),
+    once per file version: MuJoCo keeps the decoded assets in a per-process cache, which
+    each probe child forked afterwards inherits, so probing the same model again costs
+    MuJoCo's repeat load, not its first (the Franka Panda: ~0.2 s against ~1.8 s). The
+    probe just loaded the file within the limits, so this load is bounded too."""
+    try:
+        data = os.read(warm_read, 1 << 16)
+    except BlockingIOError:
+        return
+    stream = io.BytesIO(data)
+    while stream.tell() < len(data):
+        try:
+            path, memory_limit = pickle.load(stream)  # (a pickle ends itself: read them in turn)
+        except Exception:
+            return
+        try:
+            version = os.stat(path).st_mtime
+        except OSError:
+            continue
+        if warmed.get(path) == version or len(warmed) > 256:
+            continue
+        warmed[path] = version
+        previous = _soft_memory_limit()
+        silent = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(lambda _text: None)
+        try:
+            if memory_limit:
+                _limit_memory(memory_limit)
+            load(Source(path, b""))
+        except BaseException:
+            pass  # the probes go on without a warm cache
+        finally:
+            mujoco.set_mju_user_warning(silent)
+            _restore_memory_limit(previous)
 
 
 class _Helper:
@@ -557,7 +624,10 @@ class _Helper:
         self.lock = threading.Lock()
         self.statuses: dict[int, int] = {}  # child pid -> wait status, as the helper reported
         self.buffer = b""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # (several children read requests one after another: whole messages; macOS has no
+        # SOCK_SEQPACKET, but there the helper alone reads them)
+        kind = socket.SOCK_SEQPACKET if forking else socket.SOCK_STREAM
+        ours, theirs = socket.socketpair(socket.AF_UNIX, kind)
         if forking and not SPAWN_HELPER:
             self.process = None
             self.pid = os.fork()
@@ -572,7 +642,8 @@ class _Helper:
         else:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
             self.process = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "helper", str(theirs.fileno()), str(int(forking))],
+                [sys.executable, os.path.abspath(__file__), "helper", str(theirs.fileno()),
+                 str(int(forking))],
                 stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), env=env)
             self.pid = self.process.pid
         theirs.close()
@@ -597,13 +668,16 @@ class _Helper:
         """Send one probe request; the read end of its result pipe (OSError if the helper
         is gone)."""
         fields = dict(dataclasses.asdict(source), raw=b"")  # MuJoCo reads the path or the text
-        body = pickle.dumps((fields, memory_limit))
         read, write = os.pipe()
         try:
-            with self.lock:
-                self._drain()
-                socket.send_fds(self.sock, [len(body).to_bytes(_HEADER, "little")], [write], _NOSIGNAL)
-                self.sock.sendall(body, _NOSIGNAL)
+            with tempfile.TemporaryFile() as body:
+                pickle.dump(fields, body)
+                body.flush()
+                body.seek(0)
+                with self.lock:
+                    self._drain()
+                    socket.send_fds(self.sock, [memory_limit.to_bytes(_HEADER, "little")],
+                                    [write, body.fileno()], _NOSIGNAL)
         except OSError:
             os.close(read)
             raise

@@ -85,9 +85,9 @@ def eventually(check, seconds=30):
     return value
 
 
-def probe_pid_of(path, limits=mujoco_load.Limits(0, 120)):
+def probe_pid_of(path, limits=None):
     """The pid of the process that probed `path` (the load run to its end)."""
-    job = build.start_load(path, limits_=limits)
+    job = build.start_load(path, limits_=limits or mujoco_load.Limits(0, 120))
     pid = job.probe.pid
     job.run()
     job.outcome()
