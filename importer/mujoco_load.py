@@ -477,6 +477,8 @@ def _helper_main(fd: int, forking: bool) -> None:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a closed pipe is an error, not death
     sock = socket.socket(fileno=fd)
+    ready = pickle.dumps(("ready", 0, 0))
+    sock.send(len(ready).to_bytes(_HEADER, "little") + ready)
     if not forking:
         while True:
             try:
@@ -616,6 +618,49 @@ def _warm(warm_read: int, warmed: dict) -> None:
             _restore_memory_limit(previous)
 
 
+class _DirectFork:
+    """Until the helper has started (its first fraction of a second: importing mujoco), a
+    probe on Linux is forked from Blender itself, as before there was a helper."""
+
+    unreaped: set[int] = set()  # probes that answered, reaped at the next request
+
+    def request(self, source: Source, memory_limit: int) -> tuple[int, int]:
+        self.reap()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into Blender
+            code = 0
+            try:
+                os.close(read)
+                _child_main(source, write, memory_limit)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write)
+        self.unreaped.add(pid)
+        return read, pid
+
+    def exit_status(self, pid: int, timeout: float = 0.0) -> int | None:
+        self.unreaped.discard(pid)
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return None
+
+    @classmethod
+    def reap(cls, wait: bool = False) -> None:
+        for pid in list(cls.unreaped):
+            try:
+                if os.waitpid(pid, 0 if wait else os.WNOHANG)[0]:
+                    cls.unreaped.discard(pid)
+            except ChildProcessError:
+                cls.unreaped.discard(pid)
+
+    def kill(self) -> None:
+        pass
+
+
 class _Helper:
     """Blender's end of one helper process."""
 
@@ -628,7 +673,8 @@ class _Helper:
         # SOCK_SEQPACKET, but there the helper alone reads them)
         kind = socket.SOCK_SEQPACKET if forking else socket.SOCK_STREAM
         ours, theirs = socket.socketpair(socket.AF_UNIX, kind)
-        if forking and not SPAWN_HELPER:
+        self.ready = forking and FORK_HELPER_FROM_BLENDER
+        if self.ready:
             self.process = None
             self.pid = os.fork()
             if self.pid == 0:  # the helper: never returns into Blender
@@ -664,9 +710,9 @@ class _Helper:
                     self.ended = status
         return self.ended is None
 
-    def request(self, source: Source, memory_limit: int) -> int:
-        """Send one probe request; the read end of its result pipe (OSError if the helper
-        is gone)."""
+    def request(self, source: Source, memory_limit: int) -> tuple[int, None]:
+        """Send one probe request; the read end of its result pipe and None (the probe says
+        its pid), OSError if the helper is gone."""
         fields = dict(dataclasses.asdict(source), raw=b"")  # MuJoCo reads the path or the text
         read, write = os.pipe()
         try:
@@ -683,7 +729,7 @@ class _Helper:
             raise
         finally:
             os.close(write)
-        return read
+        return read, None
 
     def _drain(self, timeout: float = 0.0) -> None:
         """Read the helper's exit reports waiting on the socket (up to `timeout` for one)."""
@@ -699,9 +745,12 @@ class _Helper:
                 size = int.from_bytes(self.buffer[:_HEADER], "little")
                 if len(self.buffer) < _HEADER + size:
                     break
-                _kind, pid, status = pickle.loads(self.buffer[_HEADER:_HEADER + size])
+                kind, pid, status = pickle.loads(self.buffer[_HEADER:_HEADER + size])
                 self.buffer = self.buffer[_HEADER + size:]
-                self.statuses[pid] = status
+                if kind == "ready":
+                    self.ready = True
+                else:
+                    self.statuses[pid] = status
             timeout = 0.0
 
     def exit_status(self, pid: int, timeout: float = 2.0) -> int | None:
@@ -758,7 +807,11 @@ try:
     _MAX_FD = os.sysconf("SC_OPEN_MAX")
 except (ValueError, OSError, AttributeError):
     _MAX_FD = 1 << 16
-SPAWN_HELPER = os.environ.get("MJBLEND_SPAWN_HELPER") == "1"
+# Measured alternative (docs/developing.md, "Speed: the import's guard"): the helper forked
+# from Blender instead of started as a fresh process (no start-up wait, but Blender then
+# pays copy-on-write faults for the pages it shares with the helper, and each probe child
+# is a Blender-sized fork).
+FORK_HELPER_FROM_BLENDER = os.environ.get("MJBLEND_FORK_HELPER") == "1"
 _helper: _Helper | None = None
 _helper_lock = threading.Lock()
 
@@ -788,6 +841,7 @@ def stop_helper() -> None:
         if _helper is not None:
             _helper.stop()
             _helper = None
+    _DirectFork.reap(wait=True)
 
 
 atexit.register(stop_helper)
@@ -802,8 +856,13 @@ class _Probe:
         self._pid = None
         for attempt in range(2):
             self.helper = helper()
+            if not self.helper.ready and self.helper.forking:
+                with self.helper.lock:
+                    self.helper._drain()
+                if not self.helper.ready:
+                    self.helper = _DirectFork()
             try:
-                self.read = self.helper.request(source, limits.memory_bytes)
+                self.read, self._pid = self.helper.request(source, limits.memory_bytes)
                 break
             except OSError:  # it died just now: once more, with a new one
                 self.helper.kill()
@@ -813,8 +872,8 @@ class _Probe:
 
     @property
     def pid(self) -> int | None:
-        """The probe process (it says so first; waited for up to 2 s)."""
-        deadline = time.monotonic() + 2
+        """The probe process (it says so first; waited for up to 10 s: a helper starting)."""
+        deadline = time.monotonic() + 10
         while self._pid is None and self.read is not None and time.monotonic() < deadline:
             self.wait(0.05)
             self.poll()

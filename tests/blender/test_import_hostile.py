@@ -284,6 +284,20 @@ def test_a_killed_probe_helper_or_waiting_child_is_replaced(clean_scene, tmp_pat
     assert eventually(lambda: gone(waiting))
 
 
+def test_an_import_while_the_helper_starts_is_probed_all_the_same(clean_scene, tmp_path):
+    """A new helper takes a moment to start (importing mujoco); an import meanwhile is
+    probed by a process forked from here (Linux) or waits for it, and leaves no process."""
+    mujoco_load.stop_helper()
+    mujoco_load.start_helper()
+    path = write(tmp_path, "ball.xml", ONE_BALL)
+    pid = probe_pid_of(path)
+    assert pid not in (os.getpid(), mujoco_load.helper().pid)
+    assert build.import_file(path, clean_scene).counts["body"] == 1
+    mujoco_load.stop_helper()
+    assert gone(pid)
+    mujoco_load.start_helper()
+
+
 def test_nothing_of_the_probe_helper_is_left_after_unregister(tmp_path):
     helper = mujoco_load.helper()
     if mujoco_load.USE_FORK:
