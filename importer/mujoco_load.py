@@ -807,11 +807,12 @@ try:
     _MAX_FD = os.sysconf("SC_OPEN_MAX")
 except (ValueError, OSError, AttributeError):
     _MAX_FD = 1 << 16
-# Measured alternative (docs/developing.md, "Speed: the import's guard"): the helper forked
-# from Blender instead of started as a fresh process (no start-up wait, but Blender then
-# pays copy-on-write faults for the pages it shares with the helper, and each probe child
-# is a Blender-sized fork).
-FORK_HELPER_FROM_BLENDER = os.environ.get("MJBLEND_FORK_HELPER") == "1"
+# On Linux the helper is forked from Blender (at register: no start-up, MuJoCo loaded);
+# MJBLEND_FORK_HELPER=0 starts it as a fresh process instead, as elsewhere. Measured
+# (docs/developing.md, "Speed: the import's guard"): a fresh helper makes smaller, cheaper
+# probe children, but its start (importing mujoco, ~0.1-0.2 s of CPU) slows an import made
+# right after register, and a first import is what the benchmark's target counts.
+FORK_HELPER_FROM_BLENDER = os.environ.get("MJBLEND_FORK_HELPER", "1") == "1"
 _helper: _Helper | None = None
 _helper_lock = threading.Lock()
 
