@@ -9,11 +9,11 @@ So every load runs twice, the first time where it can be stopped:
    text that is not UTF-8 (MuJoCo reads bytes, Python's bindings want UTF-8)
    is read with each invalid byte as its Latin-1 character, the file and its
    includes handed to MuJoCo as text, and each change named in a warning.
-2. The probe: MuJoCo parses, compiles and runs a first forward pass in a
-   child process (forked where the platform allows: no start-up cost, MuJoCo
-   already loaded), under the memory limit, watched for the time limit and for
+2. The probe: MuJoCo parses, compiles and runs a first forward pass in
+   another process, under the memory limit, watched for the time limit and for
    Esc. It finds the arena the model needs (engine/arena.py). Killing it loses
-   nothing.
+   nothing. The process comes from the probe helper (below), started ahead of
+   the imports: on Linux a child it forked before the request came.
 3. The load itself, in this process, sized as the probe found; in a window on
    a worker thread (MuJoCo releases the GIL while parsing and compiling), so
    Blender keeps drawing. Its cost is now known to be bounded.
@@ -22,9 +22,9 @@ The probe doubles MuJoCo's share of an import (measured in bench/import_bench:
 see docs/developing.md); it is what makes Esc, the limits and a clear message
 possible at all.
 
-This file uses only the standard library, mujoco and engine/: the probe
-process on platforms without fork runs it as a script, which imports the engine
-folder by path.
+This file uses only the standard library, mujoco and engine/: a helper
+started as a fresh process (platforms without fork) runs it as a script, which
+imports the engine folder by path.
 """
 
 from __future__ import annotations
