@@ -8,6 +8,7 @@ import bpy
 
 from ..authoring import edits
 from ..components import camera_preview_settings, overlay_settings, plot_settings, properties, scene_settings
+from ..importer import mujoco_load
 from ..live import file_watch, simulation_settings
 from ..operators import (author, bridge as bridge_operators, groups as group_operators, io, model_tools,
                          overlays as overlay_operators,
@@ -41,6 +42,19 @@ class _Classes:
             bpy.utils.unregister_class(cls)
 
 
+class _ProbeHelper:
+    """The import's probe helper process (importer/mujoco_load.py) started with the add-on,
+    ahead of the first import, and stopped with it."""
+
+    @staticmethod
+    def register():
+        mujoco_load.start_helper()
+
+    @staticmethod
+    def unregister():
+        mujoco_load.stop_helper()
+
+
 OPERATORS = (io.CLASSES + simulate.CLASSES + timeline_operators.CLASSES + perturb.CLASSES
              + author.CLASSES + model_tools.CLASSES + bridge_operators.CLASSES
              + randomization_operators.CLASSES + preview_operators.CLASSES + overlay_operators.CLASSES
@@ -56,7 +70,7 @@ MODULES = (properties, scene_settings, overlay_settings, plot_settings, camera_p
            # (the sub-panels of Simulation after it)
            _Classes(view_operators.CLASSES), _Classes(view_panel.CLASSES),
            menus, add_menu, handlers, keymaps, overlay_draw, debug_draw, edits,
-           serve, batch_export, dataset_command, file_watch, _Classes(visual_panel.CLASSES))
+           serve, batch_export, dataset_command, file_watch, _Classes(visual_panel.CLASSES), _ProbeHelper)
 
 
 def register():

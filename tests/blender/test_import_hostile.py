@@ -17,7 +17,7 @@ import bpy
 import mujoco
 import numpy as np
 import pytest
-from addon_loader import ADDON, ROOT
+from addon_loader import ADDON, ROOT, disable_addon, enable_addon
 from helpers import CORPUS, needs_corpus
 
 from mjblend.importer import build, mujoco_load
@@ -60,6 +60,38 @@ def gone(pid):
     except ProcessLookupError:
         return True
     return False
+
+
+def children(pid):
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if name.isdigit() and int(fields[1]) == pid:
+            found.append(int(name))
+    return found
+
+
+def eventually(check, seconds=30):
+    """`check()`'s first true value, asked until `seconds` passed (the helper works on its
+    own time: it reaps a child and forks the next after answering)."""
+    deadline = time.monotonic() + seconds
+    while not (value := check()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return value
+
+
+def probe_pid_of(path, limits=None):
+    """The pid of the process that probed `path` (the load run to its end)."""
+    job = build.start_load(path, limits_=limits or mujoco_load.Limits(0, 120))
+    pid = job.probe.pid
+    job.run()
+    job.outcome()
+    return pid
 
 
 # --------------------------------------------------------------------------- encodings
@@ -179,6 +211,8 @@ def test_over_the_time_limit_is_stopped_saying_so(clean_scene, tmp_path, name, t
         build.import_loaded(job, clean_scene)
     assert gone(pid)
     assert counts() == before
+    assert pid not in (os.getpid(), mujoco_load.helper().pid)  # a child of the helper, not the helper
+    assert build.import_file(write(tmp_path, "ball.xml", ONE_BALL), clean_scene).counts["body"] == 1
 
 
 def test_cancel_kills_the_probe_and_adds_nothing(clean_scene, tmp_path):
@@ -215,6 +249,86 @@ def test_the_probe_without_fork_gives_the_same_answers(clean_scene, tmp_path, mo
                                      "</mujoco>")
     with pytest.raises(build.ImportFailed, match="bad.xml: MuJoCo cannot compile it: .*none"):
         build.import_file(bad, clean_scene)
+
+
+@pytest.mark.skipif(not mujoco_load.USE_FORK, reason="Linux: the helper forks the probes")
+def test_the_probe_helper_runs_each_probe_in_a_child_forked_ahead(clean_scene, tmp_path):
+    """The helper is started at register; each probe is its child, waiting before the
+    request came, and ends after answering (reaped by the helper: no zombie here)."""
+    path = write(tmp_path, "ball.xml", ONE_BALL)
+    helper = mujoco_load.helper()
+    assert helper.pid in children(os.getpid())
+    assert eventually(lambda: children(helper.pid))
+    (waiting,) = children(helper.pid)
+    assert probe_pid_of(path) == waiting
+    assert eventually(lambda: gone(waiting) and children(helper.pid))
+    (next_one,) = children(helper.pid)
+    assert probe_pid_of(path) == next_one
+    assert mujoco_load.helper() is helper
+
+
+@pytest.mark.skipif(not mujoco_load.USE_FORK, reason="Linux: the helper forks the probes")
+@pytest.mark.parametrize("victim", ["helper", "waiting child"])
+def test_a_killed_probe_helper_or_waiting_child_is_replaced(clean_scene, tmp_path, victim):
+    path = write(tmp_path, "ball.xml", ONE_BALL)
+    helper = mujoco_load.helper()
+    assert eventually(lambda: children(helper.pid))
+    (waiting,) = children(helper.pid)
+    os.kill(helper.pid if victim == "helper" else waiting, 9)
+    if victim == "helper":  # (its waiting child goes with it)
+        assert build.import_file(path, clean_scene).counts["body"] == 1
+        assert mujoco_load.helper() is not helper and gone(helper.pid)
+    else:
+        assert probe_pid_of(path) not in (waiting, helper.pid)
+        assert mujoco_load.helper() is helper
+    assert eventually(lambda: gone(waiting))
+
+
+def test_an_import_while_the_helper_starts_is_probed_all_the_same(clean_scene, tmp_path):
+    """A new helper takes a moment to start (importing mujoco); an import meanwhile is
+    probed by a process forked from here (Linux) or waits for it, and leaves no process."""
+    mujoco_load.stop_helper()
+    mujoco_load.start_helper()
+    path = write(tmp_path, "ball.xml", ONE_BALL)
+    pid = probe_pid_of(path)
+    assert pid not in (os.getpid(), mujoco_load.helper().pid)
+    assert build.import_file(path, clean_scene).counts["body"] == 1
+    mujoco_load.stop_helper()
+    assert gone(pid)
+    mujoco_load.start_helper()
+
+
+def test_nothing_of_the_probe_helper_is_left_after_unregister(tmp_path):
+    helper = mujoco_load.helper()
+    if mujoco_load.USE_FORK:
+        assert eventually(lambda: children(helper.pid))  # the child waiting for the next request
+    processes = [helper.pid] + children(helper.pid)
+    assert len(processes) == (2 if mujoco_load.USE_FORK else 1)
+    disable_addon()
+    try:
+        assert all(gone(pid) for pid in processes)  # (reaped: a zombie is not gone)
+        assert mujoco_load._helper is None
+    finally:
+        enable_addon()
+    assert mujoco_load.helper() is not helper
+
+
+def test_the_probe_helper_without_fork_is_stopped_by_the_time_limit_and_replaced(clean_scene, tmp_path,
+                                                                                  monkeypatch):
+    """Where there is no fork the helper loads each request itself: the time limit kills
+    it, and the next import starts another."""
+    monkeypatch.setattr(mujoco_load, "USE_FORK", False)
+    path = write(tmp_path, "million.xml", MILLION)
+    job = build.start_load(path, limits_=mujoco_load.Limits(memory_bytes=0, seconds=2.0))
+    helper = mujoco_load.helper()
+    assert job.probe.pid == helper.pid
+    job.run()
+    with pytest.raises(build.ImportFailed, match=r"million.xml: MuJoCo was still .* after 2 s"):
+        build.import_loaded(job, clean_scene)
+    assert gone(helper.pid)
+    good = write(tmp_path, "ball.xml", ONE_BALL)
+    assert build.import_file(good, clean_scene).counts["body"] == 1
+    assert mujoco_load.helper() is not helper
 
 
 def test_the_import_operator_reports_a_limit_as_a_message(clean_scene, tmp_path):
