@@ -101,7 +101,7 @@ def steps():
     import_invoke(big)
     start = time.perf_counter()
     while time.perf_counter() - start < 120 and not (
-            events["progress"] and events["progress"][-1][1] >= 0.4):
+            len(events["progress"]) >= 3 and events["progress"][-1][1] >= 0.4):
         yield 0.05
     building_since = events["progress"][0][0] if events["progress"] else start
     report["progress_before_esc"] = [f for _t, f in events["progress"]]
