@@ -20,13 +20,12 @@ import time
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import ADDON, cheap_viewport, report, run_steps, view3d  # noqa: E402
+from gui_script import ADDON, Ticks, cheap_viewport, import_invoke, report, run_steps, view3d  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DESK = os.path.join(HERE, "..", "..", "examples", "desk_toys.xml")
 FOLDER = os.path.dirname(os.environ["MJBLEND_RESULT"])
 BODIES = 3000
-ticks = []
 
 
 def big_model(count):
@@ -40,10 +39,6 @@ def data_counts():
     return {p.identifier: len(getattr(bpy.data, p.identifier)) for p in bpy.data.bl_rna.properties
             if p.type == "COLLECTION"}
 
-
-def tick():
-    ticks.append(time.perf_counter())
-    return 0.05
 
 
 def instrument(events):
@@ -71,12 +66,6 @@ def instrument(events):
     wait.modal, wait._show_progress, wait._show_status = recorded_modal, recorded_progress, recorded_status
 
 
-def import_invoke(path):
-    window, area, region = view3d()
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        bpy.ops.import_scene.mjcf("INVOKE_DEFAULT", directory=os.path.dirname(path),
-                                  files=[{"name": os.path.basename(path)}])
-
 
 def steps():
     for obj in list(bpy.context.scene.objects):
@@ -89,11 +78,8 @@ def steps():
     cheap_viewport(area)
     events = {"modal": [], "progress": [], "status": []}
     instrument(events)
-    bpy.app.timers.register(tick)
-    settling = time.perf_counter()  # (see import_cancel.py: Blender 5.2's first seconds)
-    while time.perf_counter() - settling < 20 and not (
-            len(ticks) > 10 and max(b - a for a, b in zip(ticks[-11:-1], ticks[-10:], strict=True)) < 0.1):
-        yield 0.1
+    ticks = Ticks()
+    yield from ticks.settled()  # (the build starts once Blender is idle)
     before = data_counts()
     children_before = [c.name for c in scene.collection.children]
     scene_objects_before = len(scene.objects)
@@ -134,7 +120,7 @@ def steps():
     while time.perf_counter() - start < 30 and not any(o.mujoco.kind == "MODEL" for o in bpy.data.objects):
         yield 0.2
     report["desk_bodies"] = sorted(o.mujoco.name for o in scene.objects if o.mujoco.kind == "BODY")
-    bpy.app.timers.unregister(tick)
+    ticks.stop()
 
 
 run_steps(steps)

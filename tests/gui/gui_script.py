@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import subprocess
+import time
 import traceback
 
 import addon_utils
@@ -208,3 +209,40 @@ def screenshot_area(path, area):
     with physics_parked(running_simulation()), bpy.context.temp_override(window=window, area=area):
         bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
     gui_x11.screenshot_area(path, window, area)
+
+
+def import_invoke(path):
+    """File > Import MJCF of `path` as a drop on the 3D view does (INVOKE, files + directory)."""
+    window, area, region = view3d()
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        bpy.ops.import_scene.mjcf("INVOKE_DEFAULT", directory=os.path.dirname(path),
+                                  files=[{"name": os.path.basename(path)}])
+
+
+class Ticks(list):
+    """A 20 Hz timer's firing times (perf_counter), while registered: how freely Blender
+    runs its timers (it fires only between redraws and between an operator's steps)."""
+
+    def __init__(self):
+        super().__init__()
+        self._timer = self.tick  # (one bound method: unregister matches it by identity)
+        bpy.app.timers.register(self._timer)
+
+    def tick(self):
+        self.append(time.perf_counter())
+        return 0.05
+
+    def settled(self, limit=20.0):
+        """Steps (for run_steps) until the timer ticks at its rate: Blender 5.2 redraws the
+        3D view over and over for its first few seconds (also with no add-on; ~0.45 s a
+        frame on llvmpipe, the timer ticking only between frames), so what a test times
+        starts once 10 ticks in a row came < 0.1 s apart, as whenever Blender is idle.
+        Returns the seconds it took."""
+        start = time.perf_counter()
+        while time.perf_counter() - start < limit and not (
+                len(self) > 10 and max(b - a for a, b in zip(self[-11:-1], self[-10:], strict=True)) < 0.1):
+            yield 0.1
+        return time.perf_counter() - start
+
+    def stop(self):
+        bpy.app.timers.unregister(self._timer)

@@ -19,14 +19,13 @@ import time
 import bpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_script import report, run_steps, view3d  # noqa: E402
+from gui_script import Ticks, import_invoke, report, run_steps, view3d  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DESK = os.path.join(HERE, "..", "..", "examples", "desk_toys.xml")
 FOLDER = os.path.dirname(os.environ["MJBLEND_RESULT"])
 MILLION = ('<mujoco><worldbody><replicate count="1000000" offset="1 0 0">'
            '<body><geom size=".1"/></body></replicate></worldbody></mujoco>')
-ticks = []
 
 
 def children():
@@ -59,16 +58,6 @@ def cpu_below(pid):
     return ticks
 
 
-def tick():
-    ticks.append(time.perf_counter())
-    return 0.05
-
-
-def import_invoke(path):
-    window, area, region = view3d()
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        bpy.ops.import_scene.mjcf("INVOKE_DEFAULT", directory=os.path.dirname(path),
-                                  files=[{"name": os.path.basename(path)}])
 
 
 def steps():
@@ -79,16 +68,8 @@ def steps():
         fh.write(MILLION)
     report["children_before"] = children()
     objects_before = len(bpy.data.objects)
-    bpy.app.timers.register(tick)
-    # Blender 5.2 redraws the 3D view over and over for its first few seconds (also with
-    # no add-on; ~0.45 s a frame on llvmpipe, the timer ticking only between frames):
-    # the load starts once the timer ticks at its rate (10 ticks in a row), as it does
-    # whenever Blender is idle
-    settling = time.perf_counter()
-    while time.perf_counter() - settling < 20 and not (
-            len(ticks) > 10 and max(b - a for a, b in zip(ticks[-11:-1], ticks[-10:], strict=True)) < 0.1):
-        yield 0.1
-    report["settled_in"] = time.perf_counter() - settling
+    ticks = Ticks()
+    report["settled_in"] = yield from ticks.settled()  # (the load starts once Blender is idle)
 
     import_invoke(million)
     start = time.perf_counter()
@@ -119,7 +100,7 @@ def steps():
     report["desk_bodies"] = sorted(o.mujoco.name for o in bpy.data.objects if o.mujoco.kind == "BODY")
     yield 0.5
     report["children_at_end"] = children()
-    bpy.app.timers.unregister(tick)
+    ticks.stop()
 
 
 run_steps(steps)
