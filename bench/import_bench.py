@@ -315,7 +315,8 @@ def stage_columns(tables) -> list[str]:
     """The standard columns, then any stage a Builder's own `timings` adds."""
     seen = [k for k in STAGE_COLUMNS if any(k in t for t in tables)]
     for table in tables:
-        seen += [k for k in table if k not in seen and k not in ("total", "objects", "first")]
+        seen += [k for k, v in table.items() if k not in seen and k not in ("total", "objects", "first")
+                 and isinstance(v, (int, float))]
     return seen
 
 
