@@ -76,6 +76,30 @@ def children(pid):
     return found
 
 
+def waiting_child(pid):
+    """The one child of probe helper `pid` waiting for the next request: once it is the
+    only child and asleep, seen twice 50 ms apart (a child that just answered may still
+    be exiting, and the helper forks the next one after reaping it)."""
+    def settled():
+        first = children(pid)
+        time.sleep(0.05)
+        if len(first) == 1 and children(pid) == first and state(first[0]) == "S":
+            return first[0]
+        return None
+    found = eventually(settled)
+    assert found, f"no child of the probe helper waits: {children(pid)}"
+    return found
+
+
+def state(pid):
+    """A process's state letter (R running, S sleeping, Z zombie, ...), or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def eventually(check, seconds=30):
     """`check()`'s first true value, asked until `seconds` passed (the helper works on its
     own time: it reaps a child and forks the next after answering)."""
@@ -258,11 +282,10 @@ def test_the_probe_helper_runs_each_probe_in_a_child_forked_ahead(clean_scene, t
     path = write(tmp_path, "ball.xml", ONE_BALL)
     helper = mujoco_load.helper()
     assert helper.pid in children(os.getpid())
-    assert eventually(lambda: children(helper.pid))
-    (waiting,) = children(helper.pid)
+    waiting = waiting_child(helper.pid)
     assert probe_pid_of(path) == waiting
-    assert eventually(lambda: gone(waiting) and children(helper.pid))
-    (next_one,) = children(helper.pid)
+    assert eventually(lambda: gone(waiting))
+    next_one = waiting_child(helper.pid)
     assert probe_pid_of(path) == next_one
     assert mujoco_load.helper() is helper
 
@@ -272,8 +295,7 @@ def test_the_probe_helper_runs_each_probe_in_a_child_forked_ahead(clean_scene, t
 def test_a_killed_probe_helper_or_waiting_child_is_replaced(clean_scene, tmp_path, victim):
     path = write(tmp_path, "ball.xml", ONE_BALL)
     helper = mujoco_load.helper()
-    assert eventually(lambda: children(helper.pid))
-    (waiting,) = children(helper.pid)
+    waiting = waiting_child(helper.pid)
     os.kill(helper.pid if victim == "helper" else waiting, 9)
     if victim == "helper":  # (its waiting child goes with it)
         assert build.import_file(path, clean_scene).counts["body"] == 1
@@ -301,7 +323,7 @@ def test_an_import_while_the_helper_starts_is_probed_all_the_same(clean_scene, t
 def test_nothing_of_the_probe_helper_is_left_after_unregister(tmp_path):
     helper = mujoco_load.helper()
     if mujoco_load.USE_FORK:
-        assert eventually(lambda: children(helper.pid))  # the child waiting for the next request
+        waiting_child(helper.pid)  # the child waiting for the next request
     processes = [helper.pid] + children(helper.pid)
     assert len(processes) == (2 if mujoco_load.USE_FORK else 1)
     disable_addon()
