@@ -48,7 +48,6 @@ MESH, SDF, HFIELD = (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_
 HINGE, BALL = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_BALL)
 HIDDEN_GROUPS = range(3, 6)  # MuJoCo's viewer hides geom/site groups 3-5 by default (the scene's
 # switches say which it shows now: scene/groups.py; the import hides what they hide)
-FLT_MAX = float(np.finfo(np.float32).max)
 CAMERA_DISPLAY_MIN, CAMERA_DISPLAY_MAX = 0.01, 1000.0  # Camera.display_size's range in Blender
 DATA_COLLECTIONS = ("objects", "meshes", "materials", "node_groups", "images", "collections", "worlds",
                     "curves", "cameras", "lights")
@@ -552,7 +551,7 @@ class Builder:
         # what the transform read back as: while it still does, the scan uses the exact pose.
         # Blender keeps float32 of what was written, clamped to +-FLT_MAX as RNA clamps it:
         # computed here, not read back (7 RNA reads)
-        pose = np.clip(np.concatenate((pos, quat), dtype=float), -FLT_MAX, FLT_MAX)
+        pose = np.clip(np.concatenate((pos, quat), dtype=float), -values.FLT_MAX, values.FLT_MAX)
         getattr(obj.mujoco, kind)[SEEN_POSE] = pose.astype(np.float32).tolist()
         self._register(element, obj, kind)
         return obj
