@@ -194,7 +194,7 @@ class ImportSteps:
             try:
                 with changes.quiet():  # the import sets `own` itself
                     self.builder = self.builder_type(spec, model, data, job.source, job.source.path,
-                                                     self.scene, lambda f: None)
+                                                     self.scene)
                     stages = self.builder.steps()
                 while True:
                     with changes.quiet():  # (global: never held across a yield)
@@ -262,10 +262,10 @@ class Builder:
     collection into the scene, hidden objects hidden), "depsgraph" (view layer updates,
     aimed cameras and lights, the bounds)), the time between steps not counted."""
 
-    def __init__(self, spec, model, data, source: mujoco_load.Source, filepath, scene, progress):
+    def __init__(self, spec, model, data, source: mujoco_load.Source, filepath, scene):
         self.spec, self.model, self.data, self.loaded = spec, model, data, source
         self.source = source.raw if source.text is None else source.text.encode("utf-8")
-        self.filepath, self.scene, self.progress = filepath, scene, progress
+        self.filepath, self.scene = filepath, scene
         self.counts: Counter = Counter()
         self.warnings: list[str] = []  # what the objects show differently from MuJoCo
         self.ids: dict[tuple[str, str], bpy.types.ID] = {}  # (kind, MJCF name) -> datablock
