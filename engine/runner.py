@@ -69,6 +69,7 @@ class Runner:
         self._beat = 0.0  # when the playing loop publishes next
         self._message, self._message_id = "", 0
         self._wanted_playing = session.playing
+        self._pause_shown_at: int | None = None  # commands sent when it paused itself, until shown
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._listeners: list = []  # called with every snapshot, on the publishing thread
@@ -384,10 +385,18 @@ class Runner:
             self.record()
             self._dirty = True
         if self.session.message:  # it paused itself (diverged)
-            self._message_id += 1
-            self._message = self.session.take_message()
+            self._say(self.session.take_message())
+            self._paused_itself()
+
+    def _paused_itself(self) -> None:
+        """The simulation stopped playing on its own (its message said). Threaded, `playing`
+        turns False when the snapshot with the message is out, so that whoever sees the
+        pause finds its reason; unless a command was sent meanwhile (a Play wins)."""
+        self._dirty = True
+        if self.threaded:
+            self._pause_shown_at = self._sent
+        else:
             self._wanted_playing = False
-            self._dirty = True
 
     def _apply_queued(self) -> None:
         while self._queue:
@@ -437,6 +446,10 @@ class Runner:
         with self._published:
             self._latest = shot
             self._published.notify_all()
+        if self._pause_shown_at is not None:
+            if self._pause_shown_at == self._sent:  # (else a command came after: it decides)
+                self._wanted_playing = False
+            self._pause_shown_at = None
         for listener in self._listeners:
             listener(shot)
         self._dirty = False
@@ -457,10 +470,9 @@ class Runner:
                     self._after_batch(steps)
             except Exception as error:  # noqa: BLE001 (Blender stays up; the user is told)
                 session.pause()
-                self._wanted_playing = False
                 self._say(f"The simulation stopped at t = {session.data.time:.4f} s: "
                           f"{type(error).__name__}: {error}")
-                self._dirty = True
+                self._paused_itself()
             now = self.clock()
             period = self.batch_seconds if session.fast_forward else self.interval
             if self._dirty and (now >= self._beat or not session.playing):
