@@ -255,9 +255,11 @@ def _kind_name(kind: str | Kind) -> str:
 
 
 def element_to_props(element, group, kind: str | Kind, find: values.Find | None = None,
-                     only: set[str] | None = None) -> dict:
+                     only: set[str] | None = None, pose_start: dict | None = None) -> dict:
     """Copy the attributes of `element` (all, or the names in `only`) into
-    `group`; its pose, always, into `_pose`. Inside `changes.quiet()` (a bulk
+    `group`; its pose into `_pose`: every spatial value, or with `pose_start` (the
+    pose a new element of its class holds, as `unless` takes it) only those that
+    differ from it (no `_pose` if none does). Inside `changes.quiet()` (a bulk
     writer) the values are stored as raw ID properties at once (values.raw_entries).
     Returns {attribute name: value} of what it copied (as `values_of` gives them)."""
     k = _kind(kind)
@@ -266,6 +268,9 @@ def element_to_props(element, group, kind: str | Kind, find: values.Find | None 
     for attr, read in readers(k):
         if attr.spatial:
             value = read(element)
+            if pose_start is not None and \
+                    bits(list(value) if type(value) is tuple else value) == pose_start.get(attr.name):
+                continue  # (the scan's new element holds it already: write_stored_pose)
             if attr.type in NUMERIC:  # the readers give floats and flat tuples
                 value = [value] if isinstance(value, float) else \
                     list(value) if isinstance(value, tuple) else list(np.ravel(value))
@@ -323,6 +328,13 @@ def new_element(kind: str):
 def new_element_values(kind: str) -> dict:
     """`values_of` a new element of `kind`; made once per kind (shared: do not change it)."""
     return values_of(new_element(kind), kind)
+
+
+@functools.cache
+def new_element_pose(kind: str) -> dict:
+    """`bits_of(pose_of(...))` a new element of `kind` (what `unless` and `pose_start`
+    take); made once per kind (shared: do not change it)."""
+    return bits_of(pose_of(new_element(kind), kind))
 
 
 def values_of(element, kind: str | Kind) -> dict:

@@ -276,6 +276,7 @@ class Builder:
         self.by_id: dict[tuple[str, int], bpy.types.ID] = {}  # (kind, compiled id) -> datablock
         self.class_index: dict[str, int] = {}  # class -> its item in the model's defaults
         self.class_values: dict[tuple[str, str], dict] = {}  # (class, kind) -> attribute values
+        self.class_poses: dict[tuple[str, str], dict] = {}  # (class, kind) -> its pose (`bits_of`)
         self.order = 0
         self.object_names = set(bpy.data.objects.keys())  # `in bpy.data.objects` is a linear search
         self.mixed_units = False
@@ -402,14 +403,18 @@ class Builder:
             item.name, item.parent = name, parent
             for kind in DEFAULT_KINDS:
                 element = getattr(default, kind)
-                base = self.class_values[(parent, kind)] if parent_index is not None \
-                    else builtins[kind][1]
+                inherited = parent_index is not None
+                base = self.class_values[(parent, kind)] if inherited else builtins[kind][1]
                 mine = self.class_values[(name, kind)] = spec_io.values_of(element, kind)
                 own = spec_io.differing(mine, base, kind)
                 shown = [attr for attr in _class_refs(kind) if attr.name not in own and mine[attr.name]]
-                if own or shown:  # most classes leave most kinds alone (and get no group of them)
-                    group = getattr(item, kind)
-                    spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+                # a pose too (<default><geom pos=.../>): only what differs from its parent's
+                pose_base = self.class_poses[(parent, kind)] if inherited else spec_io.new_element_pose(kind)
+                pose = self.class_poses[(name, kind)] = spec_io.bits_of(spec_io.pose_of(element, kind))
+                if own or shown or pose != pose_base:  # most classes leave most kinds alone
+                    group = getattr(item, kind)  # (and get no group of them)
+                    spec_io.element_to_props(element, group, kind, find=self._find, only=set(own),
+                                             pose_start=pose_base)
                     for attr in shown:  # a reference it inherits: shown as its parent's
                         target = spec_io.target_of(attr, mine[attr.name], self._find, element, kind)
                         if target is not None:
@@ -815,10 +820,12 @@ class Builder:
             classed = cls is not None and (cls.name, kind) in self.class_values
             if classed:
                 base = self.class_values[(cls.name, kind)]
+                # the scan makes it from its class: it starts with the class's pose
+                pose_start = self.class_poses[(cls.name, kind)]
             elif kind in DEFAULT_KINDS:
-                base = builtin_template(kind, None)[1]
+                base, pose_start = builtin_template(kind, None)[1], None
             else:
-                base = spec_io.new_element_values(kind)
+                base, pose_start = spec_io.new_element_values(kind), spec_io.new_element_pose(kind)
             mine = spec_io.values_of(element, kind)
             own = spec_io.differing(mine, base, kind)
             refs = _class_refs(kind) if classed else ()
@@ -826,7 +833,8 @@ class Builder:
             if not own and not shown and kind not in _POSED:
                 continue  # (no group made: it reads its class's and MuJoCo's values)
             group = getattr(block.mujoco, kind)
-            spec_io.element_to_props(element, group, kind, find=self._find, only=set(own))
+            spec_io.element_to_props(element, group, kind, find=self._find, only=set(own),
+                                     pose_start=pose_start)
             for attr in shown:
                 target = spec_io.target_of(attr, base[attr.name], self._find, element, kind)
                 if target is not None:

@@ -720,25 +720,16 @@ def _texture_pixels(image, element) -> None:
             else mujoco.mjtColorSpace.mjCOLORSPACE_LINEAR
 
 
-_FRESH: dict[str, tuple[dict, dict]] = {}
-
-
-def _fresh(kind) -> tuple[dict, dict]:
-    """(`values_of`, `pose_of`) a new element of a kind, MuJoCo's defaults, in the
-    form `unless` takes them (`spec_io.bits_of`); made once."""
-    found = _FRESH.get(kind)
+def _fresh_values(kind) -> dict:
+    """`values_of` a new element of `kind` in the form `unless` takes (`spec_io.bits_of`); made once."""
+    found = _FRESH_VALUES.get(kind)
     if found is None:
-        found = _FRESH[kind] = (spec_io.bits_of(spec_io.new_element_values(kind)),
-                                spec_io.bits_of(spec_io.pose_of(spec_io.new_element(kind), kind)))
+        found = _FRESH_VALUES[kind] = spec_io.bits_of(spec_io.new_element_values(kind))
     return found
 
 
-def _fresh_values(kind) -> dict:
-    return _fresh(kind)[0]
-
-
-def _fresh_pose(kind) -> dict:
-    return _fresh(kind)[1]
+_FRESH_VALUES: dict[str, dict] = {}
+_fresh_pose = spec_io.new_element_pose  # (the pose a new element holds, as `unless` takes it)
 
 
 def _first(item):

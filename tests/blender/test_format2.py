@@ -73,6 +73,59 @@ def test_a_humanoid_element_stores_few_keys(clean_scene):
                 assert obj.mujoco.geom.condim == model.geom_condim[gid]
 
 
+CLASS_POSE = """<mujoco>
+  <default>
+    <default class="x">
+      <geom pos="0 0 1" euler="0 0 30" size="0.1"/>
+      <joint axis="1 0 0"/>
+    </default>
+  </default>
+  <worldbody>
+    <body name="b" pos="1 0 0">
+      <joint name="same" class="x"/>
+      <joint name="own" class="x" axis="0 1 0"/>
+      <geom name="inherits" class="x"/>
+      <geom name="moved" class="x" pos="0 0 2"/>
+      <geom name="plain" size="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _pose_keys(obj, kind):
+    stored = obj.mujoco[kind].get("_pose")
+    return set() if stored is None else set(stored.keys())
+
+
+def test_an_element_stores_only_the_pose_values_its_class_does_not_give(clean_scene, tmp_path):
+    """`_pose` holds the spatial values that differ from what a new element of the element's
+    class holds (the scan makes it from that class): a body's quaternion and unused
+    orientation forms are not stored; a class's own pose is stored in the class (it was
+    dropped before), and the model compiles as MuJoCo's, bit for bit."""
+    root = imported(tmp_path, CLASS_POSE).root
+    objs = {o.mujoco.name: o for o in root.children_recursive if o.mujoco.name}
+    assert _pose_keys(objs["b"], "body") == {"pos"}
+    assert _pose_keys(objs["plain"], "geom") == set()
+    assert _pose_keys(objs["inherits"], "geom") == set()
+    assert _pose_keys(objs["moved"], "geom") == {"pos"}
+    assert _pose_keys(objs["same"], "joint") == set() and _pose_keys(objs["own"], "joint") == {"axis"}
+    item = class_item(root, "x")
+    assert {"pos", "alt_type", "alt_euler"} <= set(item.geom["_pose"].keys())
+    assert set(item.joint["_pose"].keys()) == {"axis"}
+    ours, theirs = compiled(root), mujoco.MjModel.from_xml_path(str(tmp_path / "model.xml"))
+    for field in ("geom_pos", "geom_quat", "body_pos", "body_quat", "jnt_axis"):
+        assert getattr(ours, field).tobytes() == getattr(theirs, field).tobytes(), field
+    # moved in Blender, it stores its transform as before; the others keep their class's pose
+    objs["inherits"].location = (0.0, 0.0, 3.0)
+    bpy.context.view_layer.update()
+    moved = compiled(root)
+    gid = theirs.geom("inherits").id
+    assert moved.geom_pos[gid].tolist() == [0.0, 0.0, 3.0]
+    others = [i for i in range(theirs.ngeom) if i != gid]
+    assert moved.geom_pos[others].tobytes() == theirs.geom_pos[others].tobytes()
+
+
 def test_an_unset_attribute_reads_its_class_then_the_parent_class_then_mujoco(clean_scene, tmp_path):
     result = imported(tmp_path)
     g = bpy.data.objects["g"].mujoco.geom
