@@ -6,20 +6,33 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..components import changes, inherit, storage_format
-from ..components.stored_keys import PACK_ON_SAVE
+from ..components.stored_keys import PACK_ON_SAVE, SIGNATURE
 from ..authoring import validation
+from ..engine import png
+from ..geometry import materials
 from ..live import bridge_host, scene_session
 from ..sync import instancer
 
 
 @persistent
 def pack_generated_images(*_args):
-    """Images an import filled with MuJoCo's pixels live only in memory until they
-    are packed; packing (a PNG encode) waits for the first save."""
+    """Images an import made hold MuJoCo's pixels as an uncompressed PNG (packed at
+    memory speed); the first save compresses it (or packs what was painted into it)."""
     for image in bpy.data.images:
         if image.get(PACK_ON_SAVE):
-            if image.packed_file is None:
-                image.pack()
+            packed = image.packed_file
+            if packed is None or image.is_dirty:
+                image.pack()  # (a dirty image: Blender packs its pixels as they are now)
+            else:
+                old = packed.data
+                try:
+                    data = png.recompress(old)
+                except ValueError:  # (not the PNG the import packed: the user replaced it)
+                    del image[PACK_ON_SAVE]
+                    continue
+                image.pack(data=data, data_len=len(data))  # (frees `packed`: not read after)
+                if image.mujoco.texture.get(SIGNATURE) == materials.packed_signature(old):
+                    image.mujoco.texture[SIGNATURE] = materials.packed_signature(data)
             del image[PACK_ON_SAVE]
 
 

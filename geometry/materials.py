@@ -122,6 +122,7 @@ import mujoco
 import numpy as np
 
 from ..components.stored_keys import LOOK, NODE_GROUP_VERSION, PACK_ON_SAVE, TEXCOORD, TEXTURE_ALPHA
+from ..engine import png
 
 CUBE_GROUP = "MuJoCo cube map"
 _CUBE_GROUP_VERSION = 1
@@ -192,33 +193,6 @@ def texture_pixels(model: mujoco.MjModel, tex_id: int) -> tuple[np.ndarray, int]
     return pixels, int(model.tex_colorspace[tex_id])
 
 
-def blender_bytes(pixels: np.ndarray) -> np.ndarray:
-    """uint8 RGBA (height, width, 4), bottom row first: the bytes of the Blender image."""
-    h, w, c = pixels.shape
-    src = pixels[::-1].reshape(-1)  # rows reversed, flat (one copy)
-    out = np.empty(h * w * 4, dtype=np.uint8)
-    # channel by channel over flat strided views: ~2.5x faster than (h, w, 4) slices
-    for k, channel in enumerate((0, 1, 2) if c >= 3 else (0, 0, 0)):  # 1-2 channels: grey
-        out[k::4] = src[channel::c]
-    if c in (2, 4):
-        out[3::4] = src[c - 1::c]
-    else:
-        out[3::4] = 255
-    return out.reshape(h, w, 4)
-
-
-def blender_pixels(pixels: np.ndarray) -> np.ndarray:
-    """Flat float32 RGBA, bottom row first, as `Image.pixels` wants it."""
-    return _unit_floats(blender_bytes(pixels))
-
-
-def _unit_floats(rgba: np.ndarray) -> np.ndarray:
-    """Bytes as flat float32 / 255 in one pass (the values of astype then divide, in half the time)."""
-    out = np.empty(rgba.size, dtype=np.float32)
-    np.divide(rgba.reshape(-1), np.float32(255), out=out, dtype=np.float32)
-    return out
-
-
 def pixel_signature(rgba: np.ndarray, width: int, height: int) -> str:
     """A fingerprint of an image's uint8 RGBA bytes (bottom row first): equal while
     nobody paints it. CRC-32: fast, and edits are accidents, not attacks."""
@@ -227,7 +201,7 @@ def pixel_signature(rgba: np.ndarray, width: int, height: int) -> str:
 
 def image_rgba(image) -> np.ndarray:
     """uint8 RGBA (height, width, 4) of a Blender image, bottom row first: its pixels
-    as bytes (as `blender_bytes` made them); fewer channels are spread as grey."""
+    as bytes (MuJoCo's, rows reversed); fewer channels are spread as grey."""
     width, height = image.size
     channels = image.channels
     pixels = np.empty(width * height * channels, dtype=np.float32)
@@ -250,6 +224,28 @@ def image_signature(image) -> str:
     """`pixel_signature` of a Blender image as it is now."""
     width, height = image.size
     return pixel_signature(image_rgba(image), width, height)
+
+
+def packed_signature(data: bytes) -> str:
+    """The signature of an imported texture: the PNG its image was packed from, by its
+    size and the CRC its image data chunk carries (the last chunk before IEND's 12 bytes:
+    no second pass over the pixels); `image_painted` reads it against the packed file."""
+    return f"{PACKED}{len(data)}:{data[-16:-12].hex()}"
+
+
+PACKED = "packed:"  # (older imports' signatures are `pixel_signature`s of the pixels)
+
+
+def image_painted(image, signature: str) -> bool:
+    """Whether `image`'s pixels are no longer the ones its `signature` was taken of
+    (`packed_signature`, or `pixel_signature` for an image an older import filled).
+    An image still holding its packed PNG, unpainted, is answered without decoding it."""
+    if not signature.startswith(PACKED):
+        return signature != image_signature(image)
+    packed = image.packed_file
+    if image.is_dirty or packed is None:
+        return True
+    return signature != packed_signature(packed.data)
 
 
 def _is_ktx(model: mujoco.MjModel, tex_id: int) -> bool:
@@ -660,16 +656,17 @@ class Looks:
             pixels, colorspace = np.full((1, 1, 3), 128, np.uint8), 0
         else:
             pixels, colorspace = texture_pixels(self.model, tex_id)
-        h, w, c = pixels.shape
-        image = bpy.data.images.new(name, w, h, alpha=c in (2, 4))
-        # colour space first: changing it later makes Blender regenerate a generated image
+        # MuJoCo's bytes packed as an uncompressed PNG (at memory speed): Blender decodes
+        # it when the image is first drawn or read, not on import (a float `pixels` write
+        # was 2/3 of a textured model's build); compressed when the file is saved
+        data = png.encode(pixels, level=0)
+        image = bpy.data.images.new(name, 1, 1)  # (its generated pixels: replaced by the file's)
+        image.pack(data=data, data_len=len(data))
+        image.source = "FILE"
+        image.filepath_raw = f"//textures/{bpy.path.clean_name(name)}.png"  # (where Unpack writes it)
         image.colorspace_settings.name = _colorspace_name(colorspace)
-        rgba = blender_bytes(pixels)
-        image.pixels.foreach_set(_unit_floats(rgba))
-        # what the export compares with to tell a painted texture (importer/build.py keeps it)
-        self.signatures[tex_id] = pixel_signature(rgba, w, h)
-        # Packing encodes a PNG (0.1-0.5 s for a skybox): done when the file is saved
-        # (app/handlers.py), not on every import.
+        # what the scan compares with to tell a painted texture (importer/build.py keeps it)
+        self.signatures[tex_id] = packed_signature(data)
         image[PACK_ON_SAVE] = 1
         image.use_fake_user = True
         image[LOOK] = "texture"

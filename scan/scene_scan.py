@@ -693,7 +693,7 @@ def _painted(image, element) -> bool:
     builtin pattern of the texture makes."""
     signature = image.mujoco.texture.get(SIGNATURE)
     if signature:
-        return signature != materials.image_signature(image)
+        return materials.image_painted(image, signature)
     made = not element.file and not any(element.cubefiles) \
         and int(element.builtin) == int(mujoco.mjtBuiltin.mjBUILTIN_NONE)
     return made and image.size[0] > 0 and image.size[1] > 0

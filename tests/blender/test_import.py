@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from helpers import CORPUS, corpus_params, needs_corpus
 
+from mjblend.geometry import materials
 from mjblend.importer import build, defaults
+from mjblend.scan import scene_scan
 
 # models.tsv column -> MJBlend kind (objects or datablocks of that kind)
 COUNT_COLUMNS = {"njnt": "joint", "ngeom": "geom", "nmesh": "mesh", "nactuator": "actuator",
@@ -387,6 +389,45 @@ def test_texture_pixels_survive_saving_the_blend_file(clean_scene, tmp_path):
         image = bpy.data.images[name]
         assert image.packed_file is not None
         assert np.allclose(np.array(image.pixels[:64]), pixels, atol=1 / 255)
+
+
+@needs_corpus
+def test_textures_are_packed_pngs_decoded_when_first_used(clean_scene, tmp_path):
+    """An imported texture is MuJoCo's bytes packed as an uncompressed PNG: nothing
+    decodes it on import or on a scan (the painted check reads the packed file); its
+    pixels are MuJoCo's. The first save compresses it; a reopened file still exports
+    the textures by reference (not painted) and shows the same pixels."""
+    path = os.path.join(CORPUS, "menagerie/skydio_x2/scene.xml")
+    result = build.import_file(path, bpy.context.scene)
+    images = {block.name: block for (kind, _), block in result.by_id.items() if kind == "texture"}
+    assert len(images) == 3
+    for image in images.values():
+        assert image.packed_file is not None and image.source == "FILE"
+        assert not image.has_data  # (not decoded)
+    scene_scan.scan_model(result.root)
+    assert not any(image.has_data for image in images.values())
+    model = mujoco.MjModel.from_xml_path(path)
+    sizes = {name: image.packed_file.size for name, image in images.items()}
+    pixels = {}
+    for name, image in images.items():
+        t = next(t for t in range(model.ntex) if result.by_id[("texture", t)] is image)
+        w, h, c = int(model.tex_width[t]), int(model.tex_height[t]), int(model.tex_nchannel[t])
+        tex = model.tex_data[model.tex_adr[t]:model.tex_adr[t] + w * h * c].reshape(h, w, c)
+        shown = materials.image_bytes(image)[..., :c]
+        assert np.array_equal(shown, tex), name
+        pixels[name] = shown
+    saved = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=saved)
+    bpy.ops.wm.open_mainfile(filepath=saved)
+    for name, size in sizes.items():
+        image = bpy.data.images[name]
+        assert image.packed_file.size < size  # compressed on the first save
+        assert not scene_scan._painted(image, None)
+        assert np.array_equal(materials.image_bytes(image)[..., :pixels[name].shape[2]], pixels[name])
+    out = tmp_path / "out"
+    out.mkdir()
+    bpy.ops.export_scene.mjcf(filepath=str(out / "model.xml"))
+    assert sorted(os.listdir(out)) == ["model.xml"]  # no texture written from pixels
 
 
 def test_mujoco_warnings_are_passed_on(clean_scene, tmp_path):

@@ -53,6 +53,23 @@ def test_pngs_read_back_exactly(tmp_path):
         png.write(str(tmp_path / "bad.png"), ids.astype(np.int32))
 
 
+def test_texture_pngs_of_every_channel_count_and_level_read_back_exactly():
+    """MuJoCo's texture bytes (1 to 4 channels) as the import packs them (level 0, rows
+    stored) and as the first save compresses them: the same pixels."""
+    rng = np.random.default_rng(1)
+    for channels in (1, 2, 3, 4):
+        pixels = rng.integers(0, 256, (300, 257, channels), dtype=np.uint8)  # (> one 64 KiB block)
+        stored = png.encode(pixels, level=0)
+        assert len(stored) > pixels.size + 300  # uncompressed: every byte, a filter byte per row
+        assert np.array_equal(png.decode(stored), pixels)
+        packed = png.recompress(stored)
+        assert np.array_equal(png.decode(packed), pixels)
+        flat = png.recompress(png.encode(np.zeros_like(pixels), level=0))
+        assert len(flat) < 2000  # (compressed)
+    with pytest.raises(ValueError, match="not a PNG"):
+        png.recompress(b"GIF89a")
+
+
 def test_a_dataset_is_the_recording_as_mujoco_renders_it(tmp_path):
     model = mujoco.MjModel.from_xml_string(XML)
     frames = recorded(model)
