@@ -128,6 +128,12 @@ def _readers_of(kind_name: str) -> tuple[tuple[Attr, Callable[[Any], Any]], ...]
     return tuple((attr, _reader(attr)) for attr in KINDS[kind_name].attrs)
 
 
+@functools.cache
+def _spatial_readers(kind_name: str) -> tuple[tuple[Attr, Callable[[Any], Any]], ...]:
+    """`readers` of a kind's spatial attributes only (its pose)."""
+    return tuple((attr, read) for attr, read in _readers_of(kind_name) if attr.spatial)
+
+
 def _items(vector) -> list:
     """The items of a binding vector. Indexing, not iteration: iterating an
     mj*Vec costs ~85 us even when it is empty, which adds up over a model."""
@@ -547,10 +553,9 @@ def read_pose(group, kind: str | Kind) -> dict:
 def pose_of(element, kind: str | Kind) -> dict:
     """The spatial values an element holds, as `read_pose` gives them."""
     out = {}
-    for attr, read in readers(kind):
-        if attr.spatial:
-            value = read(element)
-            out[attr.name] = list(value) if isinstance(value, tuple) else value
+    for attr, read in _spatial_readers(_kind_name(kind)):
+        value = read(element)
+        out[attr.name] = list(value) if isinstance(value, tuple) else value
     return out
 
 
