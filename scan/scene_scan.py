@@ -13,6 +13,7 @@ to what MuJoCo makes of the original file).
 from __future__ import annotations
 
 import copy
+import functools
 import os
 
 import bpy
@@ -720,15 +721,13 @@ def _texture_pixels(image, element) -> None:
             else mujoco.mjtColorSpace.mjCOLORSPACE_LINEAR
 
 
+@functools.cache
 def _fresh_values(kind) -> dict:
-    """`values_of` a new element of `kind` in the form `unless` takes (`spec_io.bits_of`); made once."""
-    found = _FRESH_VALUES.get(kind)
-    if found is None:
-        found = _FRESH_VALUES[kind] = spec_io.bits_of(spec_io.new_element_values(kind))
-    return found
+    """`values_of` a new element of `kind` in the form `unless` takes (`spec_io.bits_of`); made
+    once (shared: do not change it)."""
+    return spec_io.bits_of(spec_io.new_element_values(kind))
 
 
-_FRESH_VALUES: dict[str, dict] = {}
 _fresh_pose = spec_io.new_element_pose  # (the pose a new element holds, as `unless` takes it)
 
 

@@ -45,7 +45,6 @@ RUNTIME_REGISTRIES = {
     "live/scene_session.py:_SESSIONS": "the one registry: scene -> its SceneSession",
     "importer/build.py:_KIND_VALUES": "MuJoCo's enum values by class: the same for every scene",
     "importer/build.py:_BUILTIN": "MuJoCo's built-in defaults per kind: the same for every scene",
-    "scan/scene_scan.py:_FRESH": "a new element's values per kind: the same for every scene",
     "geometry/materials.py:_saved_groups": "the session's saved copies of the shared node groups (files)",
     "ui/keymaps.py:_registered": "the keymap items the add-on added (removed on disable)",
     "ui/plots/draw.py:_handles": "the draw handlers the add-on added (removed on disable)",
