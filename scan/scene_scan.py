@@ -324,7 +324,7 @@ class Scanner:
                 if raw is not None and spec_io.POSE in raw:
                     # written over what the class inherited, and kept for its elements
                     start = self._class_pose(self._class_parents[item.name], kind) \
-                        if item.name != "main" else _fresh_pose(kind)
+                        if item.name != "main" else spec_io.new_element_pose(kind)
                     mine = {}
                     spec_io.write_stored_pose(group, element, kind, unless=start, bits_into=mine)
                     self._class_poses[(item.name, kind)] = {**start, **mine}
@@ -408,7 +408,7 @@ class Scanner:
         """The pose a new element holds before the scan writes its own (`pose_of`):
         its class's, or MuJoCo's default for a kind no class sets; None if unknown."""
         if kind not in DEFAULT_KIND_SET:
-            return _fresh_pose(kind)
+            return spec_io.new_element_pose(kind)
         classname = self.classed.get(id(element))
         return None if classname is None else self._class_pose(classname, kind)
 
@@ -422,7 +422,7 @@ class Scanner:
             parent = self._class_parents.get(classname)
             # main gives what it was not set: MuJoCo's defaults, as a new element holds them
             found = self._class_poses[key] = self._class_pose(parent, kind) if parent else \
-                _fresh_pose(kind)
+                spec_io.new_element_pose(kind)
         return found
 
     def _copy(self, group, element, kind, block, pointer=None, fresh=True):
@@ -726,9 +726,6 @@ def _fresh_values(kind) -> dict:
     """`values_of` a new element of `kind` in the form `unless` takes (`spec_io.bits_of`); made
     once (shared: do not change it)."""
     return spec_io.bits_of(spec_io.new_element_values(kind))
-
-
-_fresh_pose = spec_io.new_element_pose  # (the pose a new element holds, as `unless` takes it)
 
 
 def _first(item):
