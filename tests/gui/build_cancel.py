@@ -40,7 +40,6 @@ def data_counts():
             if p.type == "COLLECTION"}
 
 
-
 def instrument(events):
     """Record every progress the import shows (time, fraction), every status-bar text and
     every answer of its modal() other than a build tick's RUNNING_MODAL."""
@@ -64,7 +63,6 @@ def instrument(events):
         if self._status != before:
             events["status"].append(text)
     wait.modal, wait._show_progress, wait._show_status = recorded_modal, recorded_progress, recorded_status
-
 
 
 def steps():
